@@ -1,0 +1,52 @@
+# PGXS build of the snowflake extension (C++17), plus the project's test
+# targets: `make unitcheck` (GoogleTest, no server) and `make regresscheck`
+# (pg_regress against three temporary servers; run it as a non-root user).
+
+EXTENSION = snowflake
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" snowflake.control)
+MODULE_big = snowflake
+OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
+DATA = $(wildcard snowflake--*.sql)
+
+PG_CONFIG ?= pg_config
+
+# Server headers are system headers to us, so -Wall -Wextra speak only of our code.
+PG_CPPFLAGS = -Isrc -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register $(if $(WERROR),-Werror)
+# PGXS links with $(CC); the C++ runtime must be named.
+SHLIB_LINK = -lstdc++
+# No LLVM bitcode: JIT inlining of a lock-taking generator buys nothing, and the
+# bitcode pass would compile C++17 with clang but without PG_CXXFLAGS.
+override with_llvm = no
+
+EXTRA_CLEAN = build
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+override CPPFLAGS := $(patsubst -I%,-isystem %,$(filter -I$(includedir)%,$(CPPFLAGS))) \
+	$(filter-out -I$(includedir)%,$(CPPFLAGS))
+
+# --- Unit tests of the pure core (GoogleTest from Debian's libgtest-dev).
+BUILD ?= build
+UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp
+
+$(BUILD)/unit_tests: $(UNIT_SRCS) src/generator.hpp
+	@mkdir -p $(BUILD)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc -o $@ $(UNIT_SRCS) \
+		-lgtest -lgtest_main -pthread
+
+unitcheck: $(BUILD)/unit_tests
+	$(BUILD)/unit_tests
+
+# --- Regression tests: each schedule gets its own preloaded (or not) temporary server.
+REGRESS_SUITES = main unset_node not_preloaded bad_epoch
+
+regresscheck: $(addprefix regresscheck-,$(REGRESS_SUITES))
+
+regresscheck-%:
+	@mkdir -p $(BUILD)/regress/$*
+	$(pg_regress_installcheck) --outputdir=$(BUILD)/regress/$* --temp-instance=$(BUILD)/regress/$*/tmp_check \
+		--temp-config=test/regress/$*.conf --schedule=test/regress/$*.schedule --dbname=contrib_regression
+
+.PHONY: unitcheck regresscheck

@@ -1,0 +1,23 @@
+-- snowflake 0.1.0: the SQL objects of the extension.
+\echo Use "CREATE EXTENSION snowflake" to load this file. \quit
+
+CREATE FUNCTION snowflake_nextval() RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_nextval() IS
+'Returns a new snowflake ID: unique on this server and greater than every ID it issued before. Needs shared_preload_libraries and snowflake.node.';
+
+CREATE FUNCTION snowflake_timestamp(id bigint) RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'snowflake_timestamp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_timestamp(bigint) IS
+'Returns the time embedded in a snowflake ID, to the millisecond, counted from snowflake.epoch.';
+
+CREATE FUNCTION snowflake_parse(id bigint, OUT ts timestamptz, OUT node integer, OUT seq integer)
+AS 'MODULE_PATHNAME', 'snowflake_parse'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_parse(bigint) IS
+'Splits a snowflake ID into its time (ts), node and sequence number (seq).';

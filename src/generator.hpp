@@ -1,0 +1,109 @@
+// The pure C++ core of snowflake: the bit layout, the next-ID step and the
+// clock policy. Nothing here includes a PostgreSQL header, allocates, throws
+// or reads a clock: the caller passes the time in, so unit tests drive it
+// with an injected clock and the server glue drives it with the system clock
+// under its lock. Every function is noexcept and works on plain integers,
+// which is what lets GeneratorState live in shared memory.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace snowflake {
+
+// --- Layout: bit 63 = 0 | 41 bits ms since epoch | 10 bits node | 12 bits sequence.
+
+constexpr int kTimeBits = 41;
+constexpr int kNodeBits = 10;
+constexpr int kSeqBits = 12;
+static_assert(kTimeBits + kNodeBits + kSeqBits == 63, "the layout must leave exactly the sign bit free");
+
+constexpr int64_t kMaxTime = (int64_t{1} << kTimeBits) - 1; // last millisecond after the epoch
+constexpr int32_t kMaxNode = (1 << kNodeBits) - 1;          // 1023
+constexpr int32_t kMaxSeq = (1 << kSeqBits) - 1;            // 4095
+constexpr int kNodeShift = kSeqBits;
+constexpr int kTimeShift = kSeqBits + kNodeBits;
+
+// Twitter's epoch, 2010-11-04 01:42:54.657 UTC, in Unix milliseconds.
+constexpr int64_t kTwitterEpochMs = 1288834974657;
+
+// The three fields of an ID; time_ms counts milliseconds since the epoch.
+struct Parts {
+	int64_t time_ms;
+	int32_t node;
+	int32_t seq;
+};
+
+// Packs in-range parts into an ID; the result is never negative.
+constexpr int64_t compose(Parts p) noexcept {
+	return (p.time_ms << kTimeShift) | (int64_t{p.node} << kNodeShift) | int64_t{p.seq};
+}
+
+// Splits a non-negative ID into its parts; compose(decompose(id)) == id.
+constexpr Parts decompose(int64_t id) noexcept {
+	return Parts{id >> kTimeShift, static_cast<int32_t>((id >> kNodeShift) & kMaxNode),
+	             static_cast<int32_t>(id & kMaxSeq)};
+}
+
+// Parses snowflake.epoch: decimal Unix milliseconds, nothing else; false on any other text.
+bool parse_epoch(std::string_view text, int64_t &epoch_ms) noexcept;
+
+// Why an epoch is unusable at time now_unix_ms, or nullptr when it is fine:
+// it must not be negative, in the future, or so old that the 41 bits ran out.
+const char *epoch_problem(int64_t epoch_ms, int64_t now_unix_ms) noexcept;
+
+// --- The clock policy, read from settings before each step.
+
+enum class ClockPolicy : int32_t {
+	Borrow, // a lagging clock or a full millisecond: issue up to max_drift_ms ahead of the clock
+	Wait,   // never issue ahead of the clock: wait for it instead
+};
+
+struct Policy {
+	int64_t epoch_ms;     // Unix ms of time 0
+	int64_t max_drift_ms; // how far the clock may lag the last issued ID before it is an error
+	ClockPolicy clock;
+};
+
+// --- One step of the generator.
+
+enum class Status : int32_t {
+	Issued,       // id holds a new ID
+	NodeInvalid,  // the node is outside 0..kMaxNode (the server passes -1 when it is unset)
+	Wait,         // nothing issued: sleep wait_ms, then step again
+	ClockBehind,  // the clock lags the last ID by drift_ms > max_drift_ms
+	BeforeEpoch,  // the clock reads before the epoch and nothing was issued that is later
+	TimeExhausted // the next ID would need a millisecond past the 41-bit field
+};
+
+struct Step {
+	Status status;
+	int64_t id;            // Issued: the ID
+	int64_t wait_ms;       // Wait: how long to sleep before the next step
+	int64_t drift_ms;      // how far the clock lags the last issued ID (0 when it does not)
+	int64_t regressed_ms;  // > 0 when this step saw the clock go back since the previous reading
+	int32_t previous_node; // != node of the new ID when the node changed since the last ID; -1 at first
+};
+
+// The generator state: plain integers only, so it may live in shared memory.
+// Callers serialise next() on one state (the server holds an exclusive LWLock).
+struct GeneratorState {
+	int64_t last_id;       // last issued ID, -1 before the first
+	int64_t last_clock_ms; // latest clock reading in ms since the epoch, to spot a step back
+
+	// Starts with nothing issued.
+	void reset() noexcept;
+
+	// Issues the next ID for node at clock time now_unix_ms, or says why not.
+	// Guarantees: every Issued ID is greater than every ID issued before from this
+	// state (so never a duplicate), decodes to node, and has a time of at most
+	// now + max_drift_ms (Borrow) or now (Wait). The state changes only on Issued,
+	// apart from last_clock_ms.
+	Step next(int64_t now_unix_ms, int32_t node, const Policy &policy) noexcept;
+};
+
+static_assert(std::is_trivially_copyable_v<GeneratorState> && std::is_standard_layout_v<GeneratorState>,
+              "GeneratorState lives in shared memory");
+
+} // namespace snowflake

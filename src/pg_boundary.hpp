@@ -1,0 +1,66 @@
+// The boundary between snowflake's C++ and PostgreSQL's C. Every glue file
+// includes PostgreSQL through this header and nothing else: the server headers
+// sit inside extern "C", after the C++ headers, followed by the version shims.
+// It also declares what the glue files share: the settings (owned by
+// snowflake.cpp) and the system clock.
+//
+// Exceptions: nothing on our side throws. The core is noexcept integer code
+// (checked below), the glue calls no throwing library code, and no C++ object
+// with a destructor is alive where an ereport() could longjmp, so no
+// try/catch is needed at the entry points. Keep it that way: code that can
+// throw must catch, copy the message, and ereport only after the catch block.
+#pragma once
+
+#include "generator.hpp"
+
+#include <ctime>
+#include <utility>
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
+#include "pg_compat.hpp"
+
+static_assert(noexcept(std::declval<snowflake::GeneratorState &>().next(0, 0, snowflake::Policy{})),
+              "the core must not throw across the PostgreSQL boundary");
+
+namespace snowflake {
+
+// Settings, defined and validated in snowflake.cpp.
+extern int node_setting;         // snowflake.node, -1 when unset
+extern int max_clock_drift_ms;   // snowflake.max_clock_drift
+extern int clock_policy_setting; // snowflake.clock_policy, a ClockPolicy value
+extern int64_t epoch_ms;         // snowflake.epoch, parsed
+
+// The policy the settings describe right now.
+inline Policy current_policy() noexcept {
+	return Policy{epoch_ms, max_clock_drift_ms, static_cast<ClockPolicy>(clock_policy_setting)};
+}
+
+// The wall clock in Unix milliseconds: the time the server injects into the core.
+inline int64_t unix_now_ms() noexcept {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+}
+
+// The timestamptz of a Unix millisecond.
+inline TimestampTz unix_ms_to_timestamptz(int64_t unix_ms) noexcept {
+	constexpr int64_t kPostgresEpochUnixMs = int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * 1000;
+	return (unix_ms - kPostgresEpochUnixMs) * 1000;
+}
+
+} // namespace snowflake

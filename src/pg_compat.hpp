@@ -1,0 +1,33 @@
+// Every difference between the PostgreSQL major versions snowflake builds
+// against (13 to 18) is absorbed here, behind PG_VERSION_NUM checks or
+// feature tests, so the other files read as if there were one version.
+// Include it only through pg_boundary.hpp, after the PostgreSQL headers.
+#pragma once
+
+#if PG_VERSION_NUM < 130000
+#error "snowflake needs PostgreSQL 13 or later"
+#endif
+
+// PG15 renamed EmitWarningsOnPlaceholders and made it reserve the prefix.
+#if PG_VERSION_NUM < 150000
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
+// PG16 exported guc_malloc for check hooks' extra data; before it, GUC frees extra with free().
+#if PG_VERSION_NUM < 160000
+#define guc_malloc(elevel, size) malloc(size)
+#endif
+
+// PG15 added shmem_request_hook; before it, requests are made from _PG_init.
+#if PG_VERSION_NUM >= 150000
+#define SNOWFLAKE_SHMEM_REQUEST_HOOK 1
+#else
+#define SNOWFLAKE_SHMEM_REQUEST_HOOK 0
+#endif
+
+// PG18 lets a module report its name and version in the magic block.
+#ifdef PG_MODULE_MAGIC_EXT
+#define SNOWFLAKE_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)
+#else
+#define SNOWFLAKE_MODULE_MAGIC PG_MODULE_MAGIC
+#endif

@@ -1,0 +1,177 @@
+// The shared generator (see shmem.hpp for the locking protocol): the request
+// and startup hooks that create it, the postmaster's publication of the node,
+// and next_id(), which takes the lock for one core step and then turns the
+// step's outcome into an ID, a sleep, a log line or an ERROR.
+#include "shmem.hpp"
+
+#include "pg_boundary.hpp"
+
+namespace snowflake {
+namespace {
+
+constexpr const char *kName = "snowflake"; // shared struct and LWLock tranche
+
+struct SharedState {
+	LWLock *lock;
+	int32_t node; // node in effect; -1 when unset
+	GeneratorState generator;
+};
+static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
+              "shared memory holds plain data only");
+
+SharedState *shared = nullptr;
+
+#if SNOWFLAKE_SHMEM_REQUEST_HOOK
+shmem_request_hook_type prev_shmem_request_hook = nullptr;
+#endif
+shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
+
+// A call that keeps being told to wait this long past the drift bound gives up:
+// the clock is stuck or keeps stepping back.
+constexpr int64_t kWaitGraceMs = 1000;
+
+// Reserves the struct and the tranche; only valid while preloading.
+void request_shmem() {
+	RequestAddinShmemSpace(MAXALIGN(sizeof(SharedState)));
+	RequestNamedLWLockTranche(kName, 1);
+}
+
+extern "C" {
+
+#if SNOWFLAKE_SHMEM_REQUEST_HOOK
+// shmem_request_hook: chains, then reserves our space.
+static void snowflake_shmem_request(void) {
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	request_shmem();
+}
+#endif
+
+// shmem_startup_hook: attaches to the state, creating it with nothing issued if new.
+static void snowflake_shmem_startup(void) {
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	shared = nullptr;
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	bool found = false;
+	auto *state = static_cast<SharedState *>(ShmemInitStruct(kName, sizeof(SharedState), &found));
+	if (!found) {
+		state->lock = &GetNamedLWLockTranche(kName)->lock;
+		state->node = node_setting;
+		state->generator.reset();
+	}
+	LWLockRelease(AddinShmemInitLock);
+	shared = state;
+}
+
+} // extern "C"
+
+// Sleeps up to ms with no lock held; returns early on the latch; honours cancel and timeouts.
+void sleep_interruptibly(int64_t ms) {
+	(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, static_cast<long>(ms), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+// Milliseconds on a clock no one can set, to bound the time one call spends waiting.
+int64_t monotonic_ms() noexcept {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Raises the ERROR for a step that can neither issue nor wait.
+[[noreturn]] void raise_step_error(const Step &step, int32_t node, const Policy &policy) {
+	switch (step.status) {
+	case Status::NodeInvalid:
+		if (node < 0)
+			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.node is not set"),
+			                errdetail("Every server that generates snowflake IDs needs a node ID of its own."),
+			                errhint("Add \"snowflake.node = N\" to postgresql.conf, with an N from 0 to %d that no "
+			                        "other server uses, then reload the configuration.",
+			                        kMaxNode)));
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.node %d is out of range", node),
+		         errhint("Set snowflake.node to a value from 0 to %d.", kMaxNode)));
+	case Status::ClockBehind:
+		ereport(ERROR,
+		        (errcode(ERRCODE_SYSTEM_ERROR),
+		         errmsg("system clock is %lld ms behind the last snowflake ID issued",
+		                static_cast<long long>(step.drift_ms)),
+		         errdetail("snowflake.max_clock_drift allows %lld ms.", static_cast<long long>(policy.max_drift_ms)),
+		         errhint("Correct the system clock, or raise snowflake.max_clock_drift to ride out larger "
+		                 "steps. IDs resume by themselves once the clock catches up.")));
+	case Status::BeforeEpoch:
+		ereport(ERROR,
+		        (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+		         errmsg("system clock reads a time before snowflake.epoch"),
+		         errdetail("snowflake.epoch is %lld ms after 1970-01-01 UTC.", static_cast<long long>(policy.epoch_ms)),
+		         errhint("Correct the system clock.")));
+	case Status::TimeExhausted:
+		ereport(ERROR,
+		        (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED), errmsg("snowflake IDs have run out of time"),
+		         errdetail("The %d-bit time field counted from snowflake.epoch ends at %s.", kTimeBits,
+		                   timestamptz_to_str(unix_ms_to_timestamptz(policy.epoch_ms + kMaxTime))),
+		         errhint("Check the system clock; if it is right, this ID space is used up.")));
+	case Status::Issued:
+	case Status::Wait:
+		break;
+	}
+	elog(ERROR, "snowflake: unexpected generator status %d", static_cast<int>(step.status));
+}
+
+} // namespace
+
+void install_shmem_hooks() {
+#if SNOWFLAKE_SHMEM_REQUEST_HOOK
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = snowflake_shmem_request;
+#else
+	request_shmem();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = snowflake_shmem_startup;
+}
+
+void publish_node(int node) noexcept {
+	if (shared != nullptr && !IsUnderPostmaster)
+		__atomic_store_n(&shared->node, node, __ATOMIC_RELAXED);
+}
+
+int64_t next_id() {
+	if (shared == nullptr)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake must be loaded via shared_preload_libraries"),
+		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
+		                        "server.")));
+	const Policy policy = current_policy();
+	int64_t give_up_at = -1;
+	for (;;) {
+		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		const int32_t node = __atomic_load_n(&shared->node, __ATOMIC_RELAXED);
+		const Step step = shared->generator.next(unix_now_ms(), node, policy);
+		LWLockRelease(shared->lock);
+
+		if (step.regressed_ms > 0)
+			ereport(LOG, (errmsg("snowflake: system clock moved backwards by %lld ms",
+			                     static_cast<long long>(step.regressed_ms))));
+		if (step.status == Status::Issued) {
+			if (step.previous_node >= 0 && step.previous_node != node)
+				ereport(LOG, (errmsg("snowflake: node changed from %d to %d", step.previous_node, node)));
+			return step.id;
+		}
+		if (step.status != Status::Wait)
+			raise_step_error(step, node, policy);
+		const int64_t now = monotonic_ms();
+		if (give_up_at < 0)
+			give_up_at = now + policy.max_drift_ms + kWaitGraceMs;
+		if (now >= give_up_at)
+			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
+			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
+			                       static_cast<long long>(policy.max_drift_ms + kWaitGraceMs)),
+			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
+		sleep_interruptibly(step.wait_ms);
+	}
+}
+
+} // namespace snowflake

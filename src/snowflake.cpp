@@ -1,0 +1,127 @@
+// The module's front door: the magic block, _PG_init, and the snowflake.*
+// settings with their validation. Loading the library in any process defines
+// the reloadable settings. Only loading it through shared_preload_libraries
+// defines snowflake.epoch (a startup-only setting must be defined by the
+// postmaster), reserves the prefix and creates the shared generator. Without
+// preloading, CREATE EXTENSION and the decode functions still work, decoding
+// with the configured epoch, while snowflake_nextval() refuses.
+#include "pg_boundary.hpp"
+#include "shmem.hpp"
+
+extern "C" {
+SNOWFLAKE_MODULE_MAGIC;
+
+PGDLLEXPORT void _PG_init(void);
+}
+
+namespace snowflake {
+
+int node_setting = -1;
+int max_clock_drift_ms = 1000;
+int clock_policy_setting = static_cast<int>(ClockPolicy::Borrow);
+int64_t epoch_ms = kTwitterEpochMs;
+
+namespace {
+
+char *epoch_text = nullptr; // snowflake.epoch as written; epoch_ms holds its value
+
+const config_enum_entry clock_policy_options[] = {
+    {"borrow", static_cast<int>(ClockPolicy::Borrow), false},
+    {"wait", static_cast<int>(ClockPolicy::Wait), false},
+    {nullptr, 0, false},
+};
+
+// Why text is not a usable snowflake.epoch now, or nullptr with its value in epoch.
+const char *epoch_setting_problem(const char *text, int64_t &epoch) noexcept {
+	if (text == nullptr || !parse_epoch(text, epoch))
+		return "snowflake.epoch must be a whole number of milliseconds since 1970-01-01 UTC, such as 1288834974657.";
+	return epoch_problem(epoch, unix_now_ms());
+}
+
+extern "C" {
+
+// Accepts decimal Unix milliseconds that make a usable epoch now; passes the value on in extra.
+static bool check_epoch(char **newval, void **extra, GucSource) {
+	int64_t value = 0;
+	if (const char *problem = epoch_setting_problem(*newval, value)) {
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	auto *parsed = static_cast<int64_t *>(guc_malloc(LOG, sizeof(int64_t)));
+	if (parsed == nullptr)
+		return false;
+	*parsed = value;
+	*extra = parsed;
+	return true;
+}
+
+// Installs the epoch check_epoch parsed.
+static void assign_epoch(const char *, void *extra) {
+	epoch_ms = *static_cast<int64_t *>(extra);
+}
+
+// Hands a changed node to the shared generator (in the postmaster; see shmem.hpp).
+static void assign_node(int newval, void *) {
+	publish_node(newval);
+}
+
+} // extern "C"
+
+// Defines the settings any process may define: the reloadable ones.
+void define_reloadable_settings() {
+	DefineCustomIntVariable("snowflake.node", "Sets the node ID that this server writes into every snowflake ID.",
+	                        "From 0 to 1023, unique among all servers that generate IDs together; -1 (the default) "
+	                        "means unset, and snowflake_nextval() then refuses to run.",
+	                        &node_setting, -1, -1, kMaxNode, PGC_SIGHUP, 0, nullptr, assign_node, nullptr);
+	DefineCustomIntVariable("snowflake.max_clock_drift",
+	                        "Sets how far the system clock may fall behind the last issued ID before "
+	                        "snowflake_nextval() raises an error.",
+	                        "Within this bound snowflake borrows or waits, as snowflake.clock_policy says.",
+	                        &max_clock_drift_ms, 1000, 0, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
+	                        nullptr);
+	DefineCustomEnumVariable("snowflake.clock_policy",
+	                         "Sets what snowflake_nextval() does while the clock is behind the last issued ID.",
+	                         "borrow keeps issuing from the last issued millisecond onwards; wait sleeps until the "
+	                         "clock catches up.",
+	                         &clock_policy_setting, static_cast<int>(ClockPolicy::Borrow), clock_policy_options,
+	                         PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+}
+
+// Defines snowflake.epoch, which only the postmaster may define, and reserves the prefix.
+void define_startup_settings() {
+	DefineCustomStringVariable("snowflake.epoch", "Sets the time, in Unix milliseconds, that snowflake IDs count from.",
+	                           "The default is Twitter's epoch, 2010-11-04 01:42:54.657 UTC. Changing it changes "
+	                           "the time decoded from every existing ID.",
+	                           &epoch_text, "1288834974657", PGC_POSTMASTER, 0, check_epoch, assign_epoch, nullptr);
+	MarkGUCPrefixReserved("snowflake");
+}
+
+// Without preloading, snowflake.epoch stays a placeholder: decode with the configured value (not
+// a session's SET of it), and refuse a bad one.
+void adopt_epoch_placeholder() {
+	if (GetConfigOption("snowflake.epoch", true, false) == nullptr)
+		return;
+	const char *text = GetConfigOptionResetString("snowflake.epoch");
+	if (text == nullptr)
+		return;
+	int64_t value = 0;
+	if (const char *problem = epoch_setting_problem(text, value))
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", text), errdetail("%s", problem)));
+	epoch_ms = value;
+}
+
+} // namespace
+} // namespace snowflake
+
+// Defines the settings; when preloading, also arranges for the shared generator.
+void _PG_init(void) {
+	snowflake::define_reloadable_settings();
+	if (!process_shared_preload_libraries_in_progress) {
+		snowflake::adopt_epoch_placeholder();
+		return;
+	}
+	snowflake::define_startup_settings();
+	snowflake::install_shmem_hooks();
+}

@@ -1,0 +1,312 @@
+// Unit tests of the pure core (src/generator.*), with an injected clock: the
+// layout and its limits, round trips, the Twitter worked example, sequence
+// exhaustion, clock steps back under both policies, node changes, the end of
+// the 41-bit time field, epoch validation, and a random clock walk.
+#include "generator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace snowflake {
+namespace {
+
+constexpr int64_t kEpoch = kTwitterEpochMs;
+constexpr int64_t kT0 = 1700000000000; // an arbitrary Unix ms well inside the layout
+constexpr int32_t kNode = 7;
+
+Policy borrow(int64_t max_drift_ms = 1000) {
+	return Policy{kEpoch, max_drift_ms, ClockPolicy::Borrow};
+}
+Policy wait(int64_t max_drift_ms = 1000) {
+	return Policy{kEpoch, max_drift_ms, ClockPolicy::Wait};
+}
+
+GeneratorState fresh() {
+	GeneratorState state{};
+	state.reset();
+	return state;
+}
+
+// Issues one ID and fails the test unless the step issued.
+int64_t issue(GeneratorState &state, int64_t now, const Policy &policy, int32_t node = kNode) {
+	const Step step = state.next(now, node, policy);
+	EXPECT_EQ(step.status, Status::Issued);
+	return step.id;
+}
+
+TEST(Layout, WidthsAndLimits) {
+	EXPECT_EQ(kMaxTime, 2199023255551);
+	EXPECT_EQ(kMaxNode, 1023);
+	EXPECT_EQ(kMaxSeq, 4095);
+	EXPECT_EQ(compose({0, 0, 0}), 0);
+	EXPECT_EQ(compose({kMaxTime, kMaxNode, kMaxSeq}), INT64_MAX);
+	EXPECT_EQ(compose({0, 0, 1}), 1);
+	EXPECT_EQ(compose({0, 1, 0}), int64_t{1} << 12);
+	EXPECT_EQ(compose({1, 0, 0}), int64_t{1} << 22);
+}
+
+TEST(Layout, TwitterWorkedExample) {
+	// 2017-09-20 13:43:08.849 UTC, datacenter 17, worker 25, sequence 0.
+	const Parts parts{1505914988849 - kTwitterEpochMs, 17 * 32 + 25, 0};
+	EXPECT_EQ(compose(parts), 910499571847892992);
+	const Parts back = decompose(910499571847892992);
+	EXPECT_EQ(back.time_ms + kTwitterEpochMs, 1505914988849);
+	EXPECT_EQ(back.node, 569);
+	EXPECT_EQ(back.seq, 0);
+}
+
+TEST(Layout, RoundTrips) {
+	std::mt19937_64 rng(42);
+	for (int i = 0; i < 100000; ++i) {
+		const int64_t id = static_cast<int64_t>(rng() >> 1);
+		EXPECT_EQ(compose(decompose(id)), id);
+		const Parts p{static_cast<int64_t>(rng() & kMaxTime), static_cast<int32_t>(rng() & kMaxNode),
+		              static_cast<int32_t>(rng() & kMaxSeq)};
+		const Parts q = decompose(compose(p));
+		EXPECT_EQ(q.time_ms, p.time_ms);
+		EXPECT_EQ(q.node, p.node);
+		EXPECT_EQ(q.seq, p.seq);
+	}
+}
+
+TEST(Next, FirstIdCarriesClockNodeAndZeroSequence) {
+	GeneratorState state = fresh();
+	const Parts p = decompose(issue(state, kT0, borrow()));
+	EXPECT_EQ(p.time_ms, kT0 - kEpoch);
+	EXPECT_EQ(p.node, kNode);
+	EXPECT_EQ(p.seq, 0);
+}
+
+TEST(Next, NewMillisecondRestartsSequence) {
+	GeneratorState state = fresh();
+	issue(state, kT0, borrow());
+	issue(state, kT0, borrow());
+	const Parts p = decompose(issue(state, kT0 + 5, borrow()));
+	EXPECT_EQ(p.time_ms, kT0 + 5 - kEpoch);
+	EXPECT_EQ(p.seq, 0);
+}
+
+TEST(Next, InvalidNodeIssuesNothing) {
+	GeneratorState state = fresh();
+	EXPECT_EQ(state.next(kT0, -1, borrow()).status, Status::NodeInvalid);
+	EXPECT_EQ(state.next(kT0, kMaxNode + 1, borrow()).status, Status::NodeInvalid);
+	EXPECT_EQ(state.last_id, -1);
+	EXPECT_EQ(decompose(issue(state, kT0, borrow(), kMaxNode)).node, kMaxNode);
+}
+
+TEST(Exhaustion, FullMillisecondBorrowsTheNext) {
+	GeneratorState state = fresh();
+	int64_t prev = -1;
+	for (int32_t i = 0; i <= kMaxSeq; ++i) {
+		const int64_t id = issue(state, kT0, borrow());
+		EXPECT_EQ(decompose(id).seq, i);
+		EXPECT_GT(id, prev);
+		prev = id;
+	}
+	const Parts p = decompose(issue(state, kT0, borrow()));
+	EXPECT_EQ(p.time_ms, kT0 + 1 - kEpoch);
+	EXPECT_EQ(p.seq, 0);
+}
+
+TEST(Exhaustion, BorrowingStopsAtTheDriftBoundThenWaits) {
+	GeneratorState state = fresh();
+	const Policy policy = borrow(3);
+	// Four borrowed milliseconds (now .. now+3) of 4,096 IDs each, all at one clock reading.
+	for (int i = 0; i < 4 * (kMaxSeq + 1); ++i)
+		issue(state, kT0, policy);
+	EXPECT_EQ(decompose(state.last_id).time_ms, kT0 + 3 - kEpoch);
+	const Step step = state.next(kT0, kNode, policy);
+	EXPECT_EQ(step.status, Status::Wait);
+	EXPECT_EQ(step.wait_ms, 1);
+	// Once the clock moves on, it continues.
+	EXPECT_EQ(decompose(issue(state, kT0 + 1, policy)).time_ms, kT0 + 4 - kEpoch);
+}
+
+TEST(Exhaustion, WaitPolicyWaitsForTheNextMillisecond) {
+	GeneratorState state = fresh();
+	for (int32_t i = 0; i <= kMaxSeq; ++i)
+		issue(state, kT0, wait());
+	const Step step = state.next(kT0, kNode, wait());
+	EXPECT_EQ(step.status, Status::Wait);
+	EXPECT_EQ(step.wait_ms, 1);
+	EXPECT_EQ(decompose(issue(state, kT0 + 1, wait())).seq, 0);
+}
+
+// A step back of `back` ms under policy; returns the step taken right after it.
+Step step_back(GeneratorState &state, int64_t back, const Policy &policy) {
+	issue(state, kT0, policy);
+	return state.next(kT0 - back, kNode, policy);
+}
+
+TEST(ClockBack, OneMillisecondBorrowContinuesUpward) {
+	GeneratorState state = fresh();
+	const int64_t before = state.last_id;
+	const Step step = step_back(state, 1, borrow());
+	ASSERT_EQ(step.status, Status::Issued);
+	EXPECT_GT(step.id, before);
+	EXPECT_EQ(step.regressed_ms, 1);
+	EXPECT_EQ(step.drift_ms, 1);
+	const Parts p = decompose(step.id);
+	EXPECT_EQ(p.time_ms, kT0 - kEpoch); // stays on the last issued millisecond
+	EXPECT_EQ(p.seq, 1);
+}
+
+TEST(ClockBack, OneSecondIsWithinTheDefaultBound) {
+	GeneratorState state = fresh();
+	const Step step = step_back(state, 1000, borrow());
+	ASSERT_EQ(step.status, Status::Issued);
+	EXPECT_EQ(step.drift_ms, 1000);
+	EXPECT_EQ(step.regressed_ms, 1000);
+	// Only the first reading after the step reports the regression.
+	const Step later = state.next(kT0 - 999, kNode, borrow());
+	EXPECT_EQ(later.status, Status::Issued);
+	EXPECT_EQ(later.regressed_ms, 0);
+	EXPECT_GT(later.id, step.id);
+}
+
+TEST(ClockBack, OneSecondPastASmallerBoundIsAnError) {
+	GeneratorState state = fresh();
+	const int64_t last = (issue(state, kT0, borrow(999)), state.last_id);
+	const Step step = state.next(kT0 - 1000, kNode, borrow(999));
+	EXPECT_EQ(step.status, Status::ClockBehind);
+	EXPECT_EQ(step.drift_ms, 1000);
+	EXPECT_EQ(state.last_id, last);
+}
+
+TEST(ClockBack, OneHourIsAnErrorUntilTheClockCatchesUp) {
+	GeneratorState state = fresh();
+	const Step step = step_back(state, 3600 * 1000, borrow());
+	EXPECT_EQ(step.status, Status::ClockBehind);
+	EXPECT_EQ(step.drift_ms, 3600 * 1000);
+	EXPECT_EQ(step.regressed_ms, 3600 * 1000);
+	const int64_t last = state.last_id;
+	// Still an error while the lag exceeds the bound...
+	EXPECT_EQ(state.next(kT0 - 1001, kNode, borrow()).status, Status::ClockBehind);
+	EXPECT_EQ(state.last_id, last);
+	// ...and fine within it again, above the last ID.
+	EXPECT_GT(issue(state, kT0 - 1000, borrow()), last);
+}
+
+TEST(ClockBack, WaitPolicyWaitsOutTheStep) {
+	GeneratorState state = fresh();
+	const Step step = step_back(state, 250, wait());
+	EXPECT_EQ(step.status, Status::Wait);
+	EXPECT_EQ(step.wait_ms, 250);
+	EXPECT_EQ(step.regressed_ms, 250);
+	// At the last issued millisecond the sequence continues without borrowing.
+	const Parts p = decompose(issue(state, kT0, wait()));
+	EXPECT_EQ(p.time_ms, kT0 - kEpoch);
+	EXPECT_EQ(p.seq, 1);
+}
+
+TEST(ClockBack, WaitPolicyErrorsPastTheBound) {
+	GeneratorState state = fresh();
+	EXPECT_EQ(step_back(state, 3600 * 1000, wait()).status, Status::ClockBehind);
+}
+
+TEST(ClockBack, ZeroBoundRefusesAnyStepButWaitsOnExhaustion) {
+	GeneratorState state = fresh();
+	EXPECT_EQ(step_back(state, 1, borrow(0)).status, Status::ClockBehind);
+	for (int32_t i = 0; i < kMaxSeq; ++i)
+		issue(state, kT0, borrow(0));
+	EXPECT_EQ(state.next(kT0, kNode, borrow(0)).status, Status::Wait);
+}
+
+TEST(NodeChange, MovesToTheNextMillisecondSoIdsKeepRising) {
+	GeneratorState state = fresh();
+	issue(state, kT0, borrow(), 9);
+	const int64_t before = state.last_id;
+	const Step step = state.next(kT0, 3, borrow());
+	ASSERT_EQ(step.status, Status::Issued);
+	EXPECT_EQ(step.previous_node, 9);
+	EXPECT_GT(step.id, before);
+	const Parts p = decompose(step.id);
+	EXPECT_EQ(p.node, 3);
+	EXPECT_EQ(p.time_ms, kT0 + 1 - kEpoch);
+	EXPECT_EQ(p.seq, 0);
+}
+
+TEST(EndOfTime, LastMillisecondWorksThenTheFieldIsExhausted) {
+	GeneratorState state = fresh();
+	const int64_t last_ms = kEpoch + kMaxTime;
+	const Parts p = decompose(issue(state, last_ms, borrow(), kMaxNode));
+	EXPECT_EQ(p.time_ms, kMaxTime);
+	for (int32_t i = 0; i < kMaxSeq; ++i)
+		issue(state, last_ms, borrow(), kMaxNode);
+	EXPECT_EQ(state.last_id, INT64_MAX); // the largest ID there is
+	EXPECT_EQ(state.next(last_ms, kMaxNode, borrow()).status, Status::TimeExhausted);
+	GeneratorState later = fresh();
+	EXPECT_EQ(later.next(last_ms + 1, kNode, borrow()).status, Status::TimeExhausted);
+	EXPECT_EQ(later.last_id, -1);
+}
+
+TEST(Epoch, ClockBeforeTheEpochIssuesNothing) {
+	GeneratorState state = fresh();
+	EXPECT_EQ(state.next(kEpoch - 1, kNode, borrow()).status, Status::BeforeEpoch);
+	EXPECT_EQ(decompose(issue(state, kEpoch, borrow())).time_ms, 0);
+}
+
+TEST(Epoch, Parsing) {
+	int64_t v = 0;
+	EXPECT_TRUE(parse_epoch("1288834974657", v));
+	EXPECT_EQ(v, kTwitterEpochMs);
+	EXPECT_TRUE(parse_epoch("0", v));
+	EXPECT_EQ(v, 0);
+	EXPECT_TRUE(parse_epoch("-5", v)); // parses; epoch_problem rejects it
+	for (const char *bad : {"", " 1", "1 ", "12a", "1.5", "+1", "2010-11-04", "99999999999999999999"})
+		EXPECT_FALSE(parse_epoch(bad, v)) << bad;
+}
+
+TEST(Epoch, Validation) {
+	EXPECT_EQ(epoch_problem(kTwitterEpochMs, kT0), nullptr);
+	EXPECT_EQ(epoch_problem(kT0, kT0), nullptr);
+	EXPECT_NE(epoch_problem(-1, kT0), nullptr);
+	EXPECT_NE(epoch_problem(kT0 + 1, kT0), nullptr);
+	const int64_t end_of_time = kTwitterEpochMs + kMaxTime; // 2080-07-10 17:30:30.208 UTC
+	EXPECT_EQ(epoch_problem(kTwitterEpochMs, end_of_time), nullptr);
+	EXPECT_NE(epoch_problem(kTwitterEpochMs, end_of_time + 1), nullptr);
+}
+
+// A clock that jitters, steps back and forward, and stalls: whatever it does,
+// every issued ID is greater than the one before, and waits and errors happen
+// only when the clock lags the last ID.
+TEST(Property, RandomClockWalkNeverRepeatsOrDecreases) {
+	std::mt19937_64 rng(7);
+	for (const Policy &policy : {borrow(50), wait(50), borrow(0)}) {
+		GeneratorState state = fresh();
+		int64_t clock = kT0;
+		int64_t prev = -1;
+		std::uniform_int_distribution<int> move(-120, 3);
+		for (int i = 0; i < 300000; ++i) {
+			const int r = move(rng);
+			if (r < -100)
+				clock -= (r + 100) * -5; // a step back of 5..100 ms
+			else if (r >= 0)
+				clock += r;
+			const Step step = state.next(clock, static_cast<int32_t>(i / 100000), policy);
+			switch (step.status) {
+			case Status::Issued:
+				ASSERT_GT(step.id, prev);
+				ASSERT_LE(decompose(step.id).time_ms,
+				          clock - kEpoch + (policy.clock == ClockPolicy::Borrow ? policy.max_drift_ms : 0));
+				prev = step.id;
+				break;
+			case Status::Wait:
+				ASSERT_GT(step.wait_ms, 0);
+				clock += step.wait_ms;
+				break;
+			case Status::ClockBehind:
+				ASSERT_GT(step.drift_ms, policy.max_drift_ms);
+				clock += step.drift_ms;
+				break;
+			default:
+				FAIL() << "unexpected status " << static_cast<int>(step.status);
+			}
+		}
+	}
+}
+
+} // namespace
+} // namespace snowflake
