@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The test command (README, "Testing"; .ci/run calls it): installs what is
+# missing, builds, then runs every suite, printing each one's time, and exits
+# non-zero if any suite fails. Run it as root from the checkout.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+require_root
+ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev
+require_readable_tree
+
+passed=0
+failed=0
+failures=()
+
+# Runs one suite, timing it and counting the result.
+suite() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== suite $name"
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "=== suite $name: passed in $((SECONDS - start)) s"
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    echo "=== suite $name: FAILED in $((SECONDS - start)) s"
+  fi
+}
+
+# The library exports its SQL entry points, the magic block and _PG_init unmangled.
+check_symbols() {
+  local symbols missing=0 sym
+  symbols=$(nm -D --defined-only "$ROOT/snowflake.so" | awk '{print $3}')
+  for sym in Pg_magic_func _PG_init snowflake_nextval snowflake_timestamp snowflake_parse \
+    pg_finfo_snowflake_nextval pg_finfo_snowflake_timestamp pg_finfo_snowflake_parse; do
+    grep -qx "$sym" <<<"$symbols" || { echo "missing unmangled symbol: $sym"; missing=1; }
+  done
+  return $missing
+}
+
+# pg_regress against its temporary servers, as postgres; shows the diffs on failure.
+regress() {
+  mkdir -p "$BUILD/regress"
+  chown postgres "$BUILD/regress"
+  if as_postgres make -s -k PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" regresscheck; then
+    return 0
+  fi
+  find "$BUILD/regress" -name regression.diffs -exec cat {} +
+  return 1
+}
+
+suite build build_and_install
+suite symbols check_symbols
+suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
+suite regress regress
+
+echo
+[ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
