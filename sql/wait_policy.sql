@@ -1,6 +1,7 @@
--- snowflake.clock_policy = wait: when a millisecond's 4,096 IDs are used up,
--- snowflake_nextval() sleeps into the next one instead of borrowing it, so no
--- ID carries a time later than the clock when it was issued.
+-- snowflake.clock_policy = wait: no ID carries a time later than the clock
+-- when it was issued (a full millisecond is waited out, not borrowed). Whether
+-- this run fills a millisecond depends on the machine's speed; the unit tests
+-- drive the waiting step itself with an injected clock.
 CREATE EXTENSION snowflake;
 SHOW snowflake.clock_policy;
 CREATE TEMP TABLE ids AS
