@@ -38,6 +38,17 @@ check_symbols() {
   return $missing
 }
 
+# META.json and the install script carry the control file's version.
+check_metadata() {
+  local version ok=0
+  version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$ROOT/snowflake.control")
+  echo "control file version: $version"
+  [ "$(grep -c "\"version\": \"$version\"" "$ROOT/META.json")" -eq 2 ] || { echo "META.json versions differ"; ok=1; }
+  [ -f "$ROOT/snowflake--$version.sql" ] || { echo "no snowflake--$version.sql"; ok=1; }
+  grep -q "^## $version " "$ROOT/CHANGELOG.md" || { echo "CHANGELOG.md has no $version heading"; ok=1; }
+  return $ok
+}
+
 # pg_regress against its temporary servers, as postgres; shows the diffs on failure.
 regress() {
   mkdir -p "$BUILD/regress"
@@ -51,6 +62,7 @@ regress() {
 
 suite build build_and_install
 suite symbols check_symbols
+suite metadata check_metadata
 suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
 suite regress regress
 
