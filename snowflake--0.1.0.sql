@@ -21,3 +21,12 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_parse(bigint) IS
 'Splits a snowflake ID into its time (ts), node and sequence number (seq).';
+
+CREATE FUNCTION snowflake_inject_clock_offset(offset_ms bigint) RETURNS void
+AS 'MODULE_PATHNAME', 'snowflake_inject_clock_offset'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION snowflake_inject_clock_offset(bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_inject_clock_offset(bigint) IS
+'For tests only: moves the ID generator''s clock by offset_ms for every backend. Needs snowflake.fault_injection = on and a superuser.';

@@ -55,3 +55,10 @@ ALTER SYSTEM SET snowflake.node = 3;
 \echo :SQLSTATE
 RESET ROLE;
 DROP ROLE snowflake_app;
+
+-- Fault injection is off by default, restart-only, and refused when off.
+SHOW snowflake.fault_injection;
+SET snowflake.fault_injection = on;
+\echo :SQLSTATE
+SELECT snowflake_inject_clock_offset(-1000);
+\echo :SQLSTATE

@@ -31,6 +31,7 @@ extern "C" {
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_parse);
+PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
 
 // snowflake_nextval() → bigint: a new ID, above every ID this server issued since start.
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
@@ -55,6 +56,12 @@ Datum snowflake_parse(PG_FUNCTION_ARGS) {
 	                   Int32GetDatum(parts.seq)};
 	bool nulls[3] = {false, false, false};
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+// snowflake_inject_clock_offset(offset_ms bigint): moves the generator's clock (tests only).
+Datum snowflake_inject_clock_offset(PG_FUNCTION_ARGS) {
+	snowflake::inject_clock_offset(PG_GETARG_INT64(0));
+	PG_RETURN_VOID();
 }
 
 } // extern "C"

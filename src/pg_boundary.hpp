@@ -40,10 +40,11 @@ static_assert(noexcept(std::declval<snowflake::GeneratorState &>().next(0, 0, sn
 namespace snowflake {
 
 // Settings, defined and validated in snowflake.cpp.
-extern int node_setting;         // snowflake.node, -1 when unset
-extern int max_clock_drift_ms;   // snowflake.max_clock_drift
-extern int clock_policy_setting; // snowflake.clock_policy, a ClockPolicy value
-extern int64_t epoch_ms;         // snowflake.epoch, parsed
+extern int node_setting;             // snowflake.node, -1 when unset
+extern int max_clock_drift_ms;       // snowflake.max_clock_drift
+extern int clock_policy_setting;     // snowflake.clock_policy, a ClockPolicy value
+extern int64_t epoch_ms;             // snowflake.epoch, parsed
+extern bool fault_injection_enabled; // snowflake.fault_injection
 
 // The policy the settings describe right now.
 inline Policy current_policy() noexcept {

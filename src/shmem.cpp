@@ -1,7 +1,8 @@
 // The shared generator (see shmem.hpp for the locking protocol): the request
 // and startup hooks that create it, the postmaster's publication of the node,
-// and next_id(), which takes the lock for one core step and then turns the
-// step's outcome into an ID, a sleep, a log line or an ERROR.
+// the test-only clock offset, and next_id(), which takes the lock for one core
+// step and then turns the step's outcome into an ID, a sleep, a log line or an
+// ERROR.
 #include "shmem.hpp"
 
 #include "pg_boundary.hpp"
@@ -13,7 +14,8 @@ constexpr const char *kName = "snowflake"; // shared struct and LWLock tranche
 
 struct SharedState {
 	LWLock *lock;
-	int32_t node; // node in effect; -1 when unset
+	int32_t node;            // node in effect; -1 when unset
+	int64_t clock_offset_ms; // added to the system clock; 0 unless a test injected a fault
 	GeneratorState generator;
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
@@ -29,6 +31,9 @@ shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
 // A call that keeps being told to wait this long past the drift bound gives up:
 // the clock is stuck or keeps stepping back.
 constexpr int64_t kWaitGraceMs = 1000;
+
+// The largest clock offset a test may inject, either way: 100 years.
+constexpr int64_t kMaxClockOffsetMs = int64_t{100} * 36525 * 24 * 3600 * 10;
 
 // Reserves the struct and the tranche; only valid while preloading.
 void request_shmem() {
@@ -58,6 +63,7 @@ static void snowflake_shmem_startup(void) {
 	if (!found) {
 		state->lock = &GetNamedLWLockTranche(kName)->lock;
 		state->node = node_setting;
+		state->clock_offset_ms = 0;
 		state->generator.reset();
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -133,6 +139,26 @@ void install_shmem_hooks() {
 	shmem_startup_hook = snowflake_shmem_startup;
 }
 
+void inject_clock_offset(int64_t offset_ms) {
+	if (!fault_injection_enabled)
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake fault injection is disabled"),
+		         errhint("Only a test server may set snowflake.fault_injection = on, and it takes a restart.")));
+	if (!superuser())
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		                errmsg("only a superuser may move the snowflake generator's clock")));
+	if (offset_ms < -kMaxClockOffsetMs || offset_ms > kMaxClockOffsetMs)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("clock offset %lld ms is out of range", static_cast<long long>(offset_ms)),
+		                errhint("Use an offset within 100 years (%lld ms) either way.",
+		                        static_cast<long long>(kMaxClockOffsetMs))));
+	Assert(shared != nullptr); // fault_injection is defined only while preloading
+	__atomic_store_n(&shared->clock_offset_ms, offset_ms, __ATOMIC_RELAXED);
+	ereport(WARNING, (errmsg("snowflake: fault injected: the ID generator's clock is now offset by %lld ms",
+	                         static_cast<long long>(offset_ms)),
+	                  errdetail("Every backend of this server generates IDs with the moved clock.")));
+}
+
 void publish_node(int node) noexcept {
 	if (shared != nullptr && !IsUnderPostmaster)
 		__atomic_store_n(&shared->node, node, __ATOMIC_RELAXED);
@@ -149,7 +175,8 @@ int64_t next_id() {
 	for (;;) {
 		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
 		const int32_t node = __atomic_load_n(&shared->node, __ATOMIC_RELAXED);
-		const Step step = shared->generator.next(unix_now_ms(), node, policy);
+		const int64_t clock = unix_now_ms() + __atomic_load_n(&shared->clock_offset_ms, __ATOMIC_RELAXED);
+		const Step step = shared->generator.next(clock, node, policy);
 		LWLockRelease(shared->lock);
 
 		if (step.regressed_ms > 0)
@@ -162,10 +189,10 @@ int64_t next_id() {
 		}
 		if (step.status != Status::Wait)
 			raise_step_error(step, node, policy);
-		const int64_t now = monotonic_ms();
+		const int64_t mono_now = monotonic_ms();
 		if (give_up_at < 0)
-			give_up_at = now + policy.max_drift_ms + kWaitGraceMs;
-		if (now >= give_up_at)
+			give_up_at = mono_now + policy.max_drift_ms + kWaitGraceMs;
+		if (mono_now >= give_up_at)
 			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
 			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
 			                       static_cast<long long>(policy.max_drift_ms + kWaitGraceMs)),

@@ -14,6 +14,8 @@
 // - `node` is written only by the postmaster (at startup and when a reload
 //   changes snowflake.node), with an atomic store, and read with an atomic load
 //   under `lock`; the next ID any backend issues after the store uses it.
+// - `clock_offset_ms` works the same way, but is stored by the backend that
+//   calls inject_clock_offset() (tests only; see snowflake.fault_injection).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,10 @@ void install_shmem_hooks();
 
 // Makes node the one the next ID uses; acts only in the postmaster, once the state exists.
 void publish_node(int node) noexcept;
+
+// Moves the generator's clock for every backend by offset_ms; ERROR unless fault
+// injection is on and the caller is a superuser. Logged as a WARNING.
+void inject_clock_offset(int64_t offset_ms);
 
 // The next ID of this server, strictly above every ID it issued since start; ERRORs say why not.
 int64_t next_id();

@@ -20,6 +20,7 @@ int node_setting = -1;
 int max_clock_drift_ms = 1000;
 int clock_policy_setting = static_cast<int>(ClockPolicy::Borrow);
 int64_t epoch_ms = kTwitterEpochMs;
+bool fault_injection_enabled = false;
 
 namespace {
 
@@ -87,13 +88,20 @@ void define_reloadable_settings() {
 	                         PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 }
 
-// Defines snowflake.epoch, which only the postmaster may define, and reserves the prefix.
+// Defines the restart-only settings, which only the postmaster may define, and reserves the prefix.
 void define_startup_settings() {
 	DefineCustomStringVariable("snowflake.epoch", "Sets the time, in Unix milliseconds, that snowflake IDs count from.",
 	                           "The default is Twitter's epoch, 2010-11-04 01:42:54.657 UTC. Changing it changes "
 	                           "the time decoded from every existing ID.",
 	                           &epoch_text, "1288834974657", PGC_POSTMASTER, 0, check_epoch, assign_epoch, nullptr);
+	DefineCustomBoolVariable("snowflake.fault_injection",
+	                         "Lets superusers move the ID generator's clock with snowflake_inject_clock_offset().",
+	                         "For test servers only; never turn it on in production.", &fault_injection_enabled, false,
+	                         PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
 	MarkGUCPrefixReserved("snowflake");
+	if (fault_injection_enabled)
+		ereport(WARNING, (errmsg("snowflake.fault_injection is on: superusers can move the ID generator's clock"),
+		                  errhint("Never enable fault injection on a production server.")));
 }
 
 // Without preloading, snowflake.epoch stays a placeholder: decode with the configured value (not
