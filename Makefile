@@ -40,7 +40,7 @@ unitcheck: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
 
 # --- Regression tests: each schedule gets its own preloaded (or not) temporary server.
-REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded bad_epoch
+REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded
 
 regresscheck: $(addprefix regresscheck-,$(REGRESS_SUITES))
 

@@ -9,6 +9,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 DEMO=$ROOT/.demo
 DATA=$DEMO/data
 PORT=${SNOWFLAKE_DEMO_PORT:-5499}
+# A Unix socket path must fit in 107 bytes; a deep checkout puts the socket in /tmp instead.
+SOCKET_DIR=$DEMO
+[ ${#SOCKET_DIR} -le 80 ] || SOCKET_DIR=/tmp/snowflake-demo-$PORT
 
 # Runs pg_ctl on the demo cluster as postgres.
 pg_ctl_demo() {
@@ -17,7 +20,7 @@ pg_ctl_demo() {
 
 # Runs SQL on the demo server as postgres.
 psql_demo() {
-  as_postgres psql -X -q -v ON_ERROR_STOP=1 -h "$DEMO" -p "$PORT" -d postgres "$@"
+  as_postgres psql -X -q -v ON_ERROR_STOP=1 -h "$SOCKET_DIR" -p "$PORT" -d postgres "$@"
 }
 
 require_root
@@ -34,23 +37,26 @@ if [ -f "$DATA/PG_VERSION" ] && pg_ctl_demo status >/dev/null 2>&1; then
 fi
 build_and_install
 
+mkdir -p "$DEMO" "$SOCKET_DIR"
+chown postgres "$DEMO" "$SOCKET_DIR"
 if [ ! -f "$DATA/PG_VERSION" ]; then
-  mkdir -p "$DEMO"
-  chown postgres "$DEMO"
-  as_postgres "$PG_BIN/initdb" -D "$DATA" --auth-local=peer --auth-host=reject --encoding=UTF8 >/dev/null
-  cat >>"$DATA/postgresql.conf" <<CONF
+  # Initialise and configure aside, then move into place: an interrupted run leaves no half-made cluster.
+  rm -rf "$DATA.new"
+  as_postgres "$PG_BIN/initdb" -D "$DATA.new" --auth-local=peer --auth-host=reject --encoding=UTF8 >/dev/null
+  cat >>"$DATA.new/postgresql.conf" <<CONF
 
 # snowflake demo
 shared_preload_libraries = 'snowflake'
 snowflake.node = 7
 port = $PORT
 listen_addresses = ''
-unix_socket_directories = '$DEMO'
+unix_socket_directories = '$SOCKET_DIR'
 CONF
+  mv "$DATA.new" "$DATA"
   echo "created a cluster in $DATA"
 fi
 pg_ctl_demo -l "$DEMO/server.log" -w start >/dev/null
-echo "server running: port $PORT, socket directory $DEMO"
+echo "server running: port $PORT, socket directory $SOCKET_DIR"
 
 psql_demo <<'SQL'
 CREATE EXTENSION IF NOT EXISTS snowflake;
@@ -63,7 +69,7 @@ psql_demo -c "SELECT o.id, o.item, p.ts, p.node, p.seq
               FROM (SELECT * FROM orders ORDER BY id DESC LIMIT 6) AS o, LATERAL snowflake_parse(o.id) AS p
               ORDER BY o.id"
 cat <<EOF_USAGE
-Connect:  runuser -u postgres -- psql -h $DEMO -p $PORT
+Connect:  runuser -u postgres -- psql -h $SOCKET_DIR -p $PORT
 Stop:     bash scripts/demo.sh stop
 Log:      $DEMO/server.log
 EOF_USAGE

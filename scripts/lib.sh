@@ -44,7 +44,8 @@ require_readable_tree() {
 }
 
 # Builds the extension with warnings as errors and installs it into PostgreSQL $PG_MAJOR.
+# (Chained with &&: callers may run it where set -e does not apply.)
 build_and_install() {
-  make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR=1
-  make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+  make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR=1 \
+    && make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 }

@@ -53,6 +53,7 @@ check_metadata() {
 # pg_regress against its temporary servers, as postgres; shows the diffs on failure.
 regress() {
   mkdir -p "$BUILD/regress"
+  chmod 755 "$BUILD"
   chown postgres "$BUILD/regress"
   if as_postgres make -s -k PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" regresscheck; then
     return 0
@@ -62,6 +63,11 @@ regress() {
 }
 
 suite build build_and_install
+# Every later suite tests the build just made; without one, stop here.
+if [ $failed -ne 0 ]; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 suite symbols check_symbols
 suite metadata check_metadata
 suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck

@@ -1,8 +1,9 @@
 // The SQL-callable entry points, as thin extern "C" shells: argument checks
 // and Datum conversion here, generation in shmem.cpp, bit layout in the core.
 // The decode functions depend only on their argument and snowflake.epoch,
-// which cannot change while the server runs; that is what makes them
-// IMMUTABLE (see README, "Why the decode functions are IMMUTABLE").
+// which cannot change while the server runs (and is the fixed default when
+// snowflake is not preloaded); that is what makes them IMMUTABLE (see README,
+// "Why the decode functions are IMMUTABLE").
 #include "pg_boundary.hpp"
 #include "shmem.hpp"
 
@@ -18,8 +19,15 @@ Parts checked_parts(int64_t id) {
 	return decompose(id);
 }
 
-// The instant an ID was issued at, on this server's epoch.
-TimestampTz id_timestamptz(const Parts &parts) noexcept {
+// The instant an ID was issued at, on this server's epoch; ERROR when no epoch can be trusted.
+TimestampTz id_timestamptz(const Parts &parts) {
+	if (epoch_ms < 0)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake.epoch is set, but snowflake is not loaded via shared_preload_libraries"),
+		                errdetail("Without preloading, nothing keeps the epoch fixed, so only the default epoch "
+		                          "(1288834974657) can be decoded."),
+		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
+		                        "server.")));
 	return unix_ms_to_timestamptz(epoch_ms + parts.time_ms);
 }
 

@@ -29,7 +29,6 @@ extern "C" {
 #include "storage/shmem.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 }
 
 #include "pg_compat.hpp"

@@ -8,6 +8,15 @@
 #error "snowflake needs PostgreSQL 13 or later"
 #endif
 
+// PG14 moved the wait-event declarations (PG_WAIT_EXTENSION) out of pgstat.h.
+extern "C" {
+#if PG_VERSION_NUM >= 140000
+#include "utils/wait_event.h"
+#else
+#include "pgstat.h"
+#endif
+}
+
 // PG15 renamed EmitWarningsOnPlaceholders and made it reserve the prefix.
 #if PG_VERSION_NUM < 150000
 #define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)

@@ -7,6 +7,8 @@
 
 #include "pg_boundary.hpp"
 
+#include <algorithm>
+
 namespace snowflake {
 namespace {
 
@@ -22,6 +24,10 @@ static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layo
               "shared memory holds plain data only");
 
 SharedState *shared = nullptr;
+
+// In the postmaster: the last ID issued before shared memory was last torn
+// down, so that a crash restart, which re-creates shared memory, resumes above it.
+int64_t carried_last_id = -1;
 
 #if SNOWFLAKE_SHMEM_REQUEST_HOOK
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
@@ -52,7 +58,14 @@ static void snowflake_shmem_request(void) {
 }
 #endif
 
-// shmem_startup_hook: attaches to the state, creating it with nothing issued if new.
+// on_shmem_exit in the postmaster: keeps the last issued ID for the next shared memory.
+static void snowflake_shmem_exit(int, Datum) {
+	if (shared != nullptr)
+		carried_last_id = std::max(carried_last_id, __atomic_load_n(&shared->generator.last_id, __ATOMIC_RELAXED));
+	shared = nullptr;
+}
+
+// shmem_startup_hook: attaches to the state, creating it (above any carried ID) if new.
 static void snowflake_shmem_startup(void) {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
@@ -65,9 +78,12 @@ static void snowflake_shmem_startup(void) {
 		state->node = node_setting;
 		state->clock_offset_ms = 0;
 		state->generator.reset();
+		state->generator.last_id = carried_last_id;
 	}
 	LWLockRelease(AddinShmemInitLock);
 	shared = state;
+	if (!IsUnderPostmaster)
+		on_shmem_exit(snowflake_shmem_exit, 0);
 }
 
 } // extern "C"

@@ -3,10 +3,12 @@
 // hands out IDs to every backend and parallel worker of the server.
 //
 // Locking protocol
-// - The postmaster creates SharedState once, in shmem_startup_hook under
+// - The postmaster creates SharedState in shmem_startup_hook under
 //   AddinShmemInitLock, and initialises it only when ShmemInitStruct reports it
 //   new. It never moves afterwards; `lock` is the single LWLock of the named
-//   tranche "snowflake".
+//   tranche "snowflake". When a crash makes the postmaster re-create shared
+//   memory, its on_shmem_exit callback first copies generator.last_id (no lock:
+//   every backend is gone), and the new state resumes above it.
 // - `generator` is read and written only with `lock` held in LW_EXCLUSIVE mode,
 //   for exactly one GeneratorState::next() call: integer work with no I/O, no
 //   allocation, no sleep and nothing that can raise an ERROR. The lock is taken

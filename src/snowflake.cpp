@@ -1,10 +1,10 @@
 // The module's front door: the magic block, _PG_init, and the snowflake.*
 // settings with their validation. Loading the library in any process defines
 // the reloadable settings. Only loading it through shared_preload_libraries
-// defines snowflake.epoch (a startup-only setting must be defined by the
-// postmaster), reserves the prefix and creates the shared generator. Without
-// preloading, CREATE EXTENSION and the decode functions still work, decoding
-// with the configured epoch, while snowflake_nextval() refuses.
+// defines the restart-only settings (only the postmaster may), reserves the
+// prefix and creates the shared generator. Without preloading, CREATE
+// EXTENSION works, the decode functions work with the default epoch, and
+// snowflake_nextval() refuses.
 #include "pg_boundary.hpp"
 #include "shmem.hpp"
 
@@ -104,20 +104,16 @@ void define_startup_settings() {
 		                  errhint("Never enable fault injection on a production server.")));
 }
 
-// Without preloading, snowflake.epoch stays a placeholder: decode with the configured value (not
-// a session's SET of it), and refuse a bad one.
-void adopt_epoch_placeholder() {
+// Without preloading, snowflake.epoch is a placeholder that a reload could change for later
+// backends, so nothing can hold it fixed: decode only with the default epoch, and mark the epoch
+// unusable (-1) when another one is configured. Raises nothing, so loading always succeeds.
+void settle_unpreloaded_epoch() {
 	if (GetConfigOption("snowflake.epoch", true, false) == nullptr)
 		return;
 	const char *text = GetConfigOptionResetString("snowflake.epoch");
-	if (text == nullptr)
-		return;
 	int64_t value = 0;
-	if (const char *problem = epoch_setting_problem(text, value))
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", text), errdetail("%s", problem)));
-	epoch_ms = value;
+	if (text != nullptr && *text != '\0' && !(parse_epoch(text, value) && value == kTwitterEpochMs))
+		epoch_ms = -1;
 }
 
 } // namespace
@@ -127,7 +123,7 @@ void adopt_epoch_placeholder() {
 void _PG_init(void) {
 	snowflake::define_reloadable_settings();
 	if (!process_shared_preload_libraries_in_progress) {
-		snowflake::adopt_epoch_placeholder();
+		snowflake::settle_unpreloaded_epoch();
 		return;
 	}
 	snowflake::define_startup_settings();

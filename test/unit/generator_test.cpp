@@ -134,16 +134,19 @@ TEST(Exhaustion, WaitPolicyWaitsForTheNextMillisecond) {
 	EXPECT_EQ(decompose(issue(state, kT0 + 1, wait())).seq, 0);
 }
 
-// A step back of `back` ms under policy; returns the step taken right after it.
-Step step_back(GeneratorState &state, int64_t back, const Policy &policy) {
-	issue(state, kT0, policy);
-	return state.next(kT0 - back, kNode, policy);
+// The last ID before the clock steps back by `back` ms, and the step taken right after.
+struct StepBack {
+	int64_t before;
+	Step after;
+};
+StepBack step_back(GeneratorState &state, int64_t back, const Policy &policy) {
+	const int64_t before = issue(state, kT0, policy);
+	return StepBack{before, state.next(kT0 - back, kNode, policy)};
 }
 
 TEST(ClockBack, OneMillisecondBorrowContinuesUpward) {
 	GeneratorState state = fresh();
-	const int64_t before = state.last_id;
-	const Step step = step_back(state, 1, borrow());
+	const auto [before, step] = step_back(state, 1, borrow());
 	ASSERT_EQ(step.status, Status::Issued);
 	EXPECT_GT(step.id, before);
 	EXPECT_EQ(step.regressed_ms, 1);
@@ -155,8 +158,9 @@ TEST(ClockBack, OneMillisecondBorrowContinuesUpward) {
 
 TEST(ClockBack, OneSecondIsWithinTheDefaultBound) {
 	GeneratorState state = fresh();
-	const Step step = step_back(state, 1000, borrow());
+	const auto [before, step] = step_back(state, 1000, borrow());
 	ASSERT_EQ(step.status, Status::Issued);
+	EXPECT_GT(step.id, before);
 	EXPECT_EQ(step.drift_ms, 1000);
 	EXPECT_EQ(step.regressed_ms, 1000);
 	// Only the first reading after the step reports the regression.
@@ -177,7 +181,7 @@ TEST(ClockBack, OneSecondPastASmallerBoundIsAnError) {
 
 TEST(ClockBack, OneHourIsAnErrorUntilTheClockCatchesUp) {
 	GeneratorState state = fresh();
-	const Step step = step_back(state, 3600 * 1000, borrow());
+	const Step step = step_back(state, 3600 * 1000, borrow()).after;
 	EXPECT_EQ(step.status, Status::ClockBehind);
 	EXPECT_EQ(step.drift_ms, 3600 * 1000);
 	EXPECT_EQ(step.regressed_ms, 3600 * 1000);
@@ -189,26 +193,29 @@ TEST(ClockBack, OneHourIsAnErrorUntilTheClockCatchesUp) {
 	EXPECT_GT(issue(state, kT0 - 1000, borrow()), last);
 }
 
-TEST(ClockBack, WaitPolicyWaitsOutTheStep) {
-	GeneratorState state = fresh();
-	const Step step = step_back(state, 250, wait());
-	EXPECT_EQ(step.status, Status::Wait);
-	EXPECT_EQ(step.wait_ms, 250);
-	EXPECT_EQ(step.regressed_ms, 250);
-	// At the last issued millisecond the sequence continues without borrowing.
-	const Parts p = decompose(issue(state, kT0, wait()));
-	EXPECT_EQ(p.time_ms, kT0 - kEpoch);
-	EXPECT_EQ(p.seq, 1);
+TEST(ClockBack, WaitPolicyWaitsOutStepsOfOneMillisecondToOneSecond) {
+	for (const int64_t back : {1, 250, 1000}) {
+		GeneratorState state = fresh();
+		const auto [before, step] = step_back(state, back, wait());
+		EXPECT_EQ(step.status, Status::Wait);
+		EXPECT_EQ(step.wait_ms, back);
+		EXPECT_EQ(step.regressed_ms, back);
+		// Once the clock is back at the last issued millisecond, the sequence continues there.
+		const int64_t id = issue(state, kT0, wait());
+		EXPECT_GT(id, before);
+		EXPECT_EQ(decompose(id).time_ms, kT0 - kEpoch);
+		EXPECT_EQ(decompose(id).seq, 1);
+	}
 }
 
 TEST(ClockBack, WaitPolicyErrorsPastTheBound) {
 	GeneratorState state = fresh();
-	EXPECT_EQ(step_back(state, 3600 * 1000, wait()).status, Status::ClockBehind);
+	EXPECT_EQ(step_back(state, 3600 * 1000, wait()).after.status, Status::ClockBehind);
 }
 
 TEST(ClockBack, ZeroBoundRefusesAnyStepButWaitsOnExhaustion) {
 	GeneratorState state = fresh();
-	EXPECT_EQ(step_back(state, 1, borrow(0)).status, Status::ClockBehind);
+	EXPECT_EQ(step_back(state, 1, borrow(0)).after.status, Status::ClockBehind);
 	for (int32_t i = 0; i < kMaxSeq; ++i)
 		issue(state, kT0, borrow(0));
 	EXPECT_EQ(state.next(kT0, kNode, borrow(0)).status, Status::Wait);
