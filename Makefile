@@ -1,6 +1,7 @@
 # PGXS build of the snowflake extension (C++17), plus the project's test
-# targets: `make unitcheck` (GoogleTest, no server) and `make regresscheck`
-# (pg_regress against three temporary servers; run it as a non-root user).
+# targets: `make unitcheck` (GoogleTest, no server), `make regresscheck`
+# (pg_regress against temporary servers) and `make integrationcheck`
+# (libpqxx against real servers); run the last two as a non-root user.
 
 EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" snowflake.control)
@@ -39,14 +40,28 @@ $(BUILD)/unit_tests: $(UNIT_SRCS) src/generator.hpp
 unitcheck: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
 
+# --- Integration tests: real servers driven through libpqxx (Debian's libpqxx-dev).
+INTEGRATION_SRCS = $(wildcard test/integration/*.cpp) src/generator.cpp
+
+$(BUILD)/integration_tests: $(INTEGRATION_SRCS) $(wildcard test/integration/*.hpp) src/generator.hpp
+	@mkdir -p $(BUILD)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc -o $@ $(INTEGRATION_SRCS) \
+		$(shell pkg-config --cflags --libs libpqxx) -lgtest -lgtest_main -pthread
+
+# Run as a non-root user: it starts servers with initdb and pg_ctl under $(BUILD)/integration.
+integrationcheck: $(BUILD)/integration_tests
+	@mkdir -p $(BUILD)/integration
+	SNOWFLAKE_TEST_DIR=$(abspath $(BUILD))/integration PG_BIN=$(shell $(PG_CONFIG) --bindir) $(BUILD)/integration_tests
+
 # --- Regression tests: each schedule gets its own preloaded (or not) temporary server.
 REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded
 
 regresscheck: $(addprefix regresscheck-,$(REGRESS_SUITES))
+installcheck: regresscheck
 
 regresscheck-%:
 	@mkdir -p $(BUILD)/regress/$*
 	$(pg_regress_installcheck) --outputdir=$(BUILD)/regress/$* --temp-instance=$(BUILD)/regress/$*/tmp_check \
 		--temp-config=test/regress/$*.conf --schedule=test/regress/$*.schedule --dbname=contrib_regression
 
-.PHONY: unitcheck regresscheck
+.PHONY: unitcheck regresscheck integrationcheck

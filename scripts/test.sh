@@ -5,7 +5,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_root
-ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev
+ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
+  libpqxx-dev pkg-config
 require_readable_tree
 
 passed=0
@@ -50,11 +51,16 @@ check_metadata() {
   return $ok
 }
 
+# Makes $BUILD/$1 a directory the postgres user can write in.
+postgres_dir() {
+  mkdir -p "$BUILD/$1"
+  chmod 755 "$BUILD"
+  chown postgres "$BUILD/$1"
+}
+
 # pg_regress against its temporary servers, as postgres; shows the diffs on failure.
 regress() {
-  mkdir -p "$BUILD/regress"
-  chmod 755 "$BUILD"
-  chown postgres "$BUILD/regress"
+  postgres_dir regress
   if as_postgres make -s -k PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" regresscheck; then
     return 0
   fi
@@ -72,6 +78,13 @@ suite symbols check_symbols
 suite metadata check_metadata
 suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
 suite regress regress
+# libpqxx against real servers; built as root, run as postgres.
+integration() {
+  postgres_dir integration
+  make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 "$BUILD/integration_tests" \
+    && as_postgres make -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" integrationcheck
+}
+suite integration integration
 
 echo
 [ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"

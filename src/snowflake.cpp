@@ -8,6 +8,8 @@
 #include "pg_boundary.hpp"
 #include "shmem.hpp"
 
+#include <iterator>
+
 extern "C" {
 SNOWFLAKE_MODULE_MAGIC;
 
@@ -25,6 +27,17 @@ bool fault_injection_enabled = false;
 namespace {
 
 char *epoch_text = nullptr; // snowflake.epoch as written; epoch_ms holds its value
+
+// Every setting's name, for defining it and for re-checking its configured value.
+constexpr const char *kNode = "snowflake.node";
+constexpr const char *kEpoch = "snowflake.epoch";
+constexpr const char *kMaxClockDrift = "snowflake.max_clock_drift";
+constexpr const char *kClockPolicy = "snowflake.clock_policy";
+constexpr const char *kFaultInjection = "snowflake.fault_injection";
+constexpr const char *kSettings[] = {kNode, kEpoch, kMaxClockDrift, kClockPolicy, kFaultInjection};
+
+// What postgresql.conf (or the command line) set each setting to before it was defined; nullptr if nothing.
+const char *configured[std::size(kSettings)] = {};
 
 const config_enum_entry clock_policy_options[] = {
     {"borrow", static_cast<int>(ClockPolicy::Borrow), false},
@@ -70,17 +83,17 @@ static void assign_node(int newval, void *) {
 
 // Defines the settings any process may define: the reloadable ones.
 void define_reloadable_settings() {
-	DefineCustomIntVariable("snowflake.node", "Sets the node ID that this server writes into every snowflake ID.",
+	DefineCustomIntVariable(kNode, "Sets the node ID that this server writes into every snowflake ID.",
 	                        "From 0 to 1023, unique among all servers that generate IDs together; -1 (the default) "
 	                        "means unset, and snowflake_nextval() then refuses to run.",
 	                        &node_setting, -1, -1, kMaxNode, PGC_SIGHUP, 0, nullptr, assign_node, nullptr);
-	DefineCustomIntVariable("snowflake.max_clock_drift",
+	DefineCustomIntVariable(kMaxClockDrift,
 	                        "Sets how far the system clock may fall behind the last issued ID before "
 	                        "snowflake_nextval() raises an error.",
 	                        "Within this bound snowflake borrows or waits, as snowflake.clock_policy says.",
 	                        &max_clock_drift_ms, 1000, 0, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
 	                        nullptr);
-	DefineCustomEnumVariable("snowflake.clock_policy",
+	DefineCustomEnumVariable(kClockPolicy,
 	                         "Sets what snowflake_nextval() does while the clock is behind the last issued ID.",
 	                         "borrow keeps issuing from the last issued millisecond onwards; wait sleeps until the "
 	                         "clock catches up.",
@@ -90,11 +103,11 @@ void define_reloadable_settings() {
 
 // Defines the restart-only settings, which only the postmaster may define, and reserves the prefix.
 void define_startup_settings() {
-	DefineCustomStringVariable("snowflake.epoch", "Sets the time, in Unix milliseconds, that snowflake IDs count from.",
+	DefineCustomStringVariable(kEpoch, "Sets the time, in Unix milliseconds, that snowflake IDs count from.",
 	                           "The default is Twitter's epoch, 2010-11-04 01:42:54.657 UTC. Changing it changes "
 	                           "the time decoded from every existing ID.",
 	                           &epoch_text, "1288834974657", PGC_POSTMASTER, 0, check_epoch, assign_epoch, nullptr);
-	DefineCustomBoolVariable("snowflake.fault_injection",
+	DefineCustomBoolVariable(kFaultInjection,
 	                         "Lets superusers move the ID generator's clock with snowflake_inject_clock_offset().",
 	                         "For test servers only; never turn it on in production.", &fault_injection_enabled, false,
 	                         PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
@@ -108,24 +121,45 @@ void define_startup_settings() {
 // backends, so nothing can hold it fixed: decode only with the default epoch, and mark the epoch
 // unusable (-1) when another one is configured. Raises nothing, so loading always succeeds.
 void settle_unpreloaded_epoch() {
-	if (GetConfigOption("snowflake.epoch", true, false) == nullptr)
+	if (GetConfigOption(kEpoch, true, false) == nullptr)
 		return;
-	const char *text = GetConfigOptionResetString("snowflake.epoch");
+	const char *text = GetConfigOptionResetString(kEpoch);
 	int64_t value = 0;
 	if (text != nullptr && *text != '\0' && !(parse_epoch(text, value) && value == kTwitterEpochMs))
 		epoch_ms = -1;
 }
 
+// Notes the values configured for the settings, before defining them turns them from placeholders.
+void note_configured_values() {
+	for (size_t i = 0; i < std::size(kSettings); ++i) {
+		const char *value = GetConfigOption(kSettings[i], true, false);
+		configured[i] = value != nullptr ? pstrdup(value) : nullptr;
+	}
+}
+
+// Defining a setting only warns about a bad configured value and keeps the default, which would
+// start the server with, say, no node ID. Checking each value again (without applying it) at
+// ERROR level stops the server at start instead.
+void enforce_configured_values() {
+	for (size_t i = 0; i < std::size(kSettings); ++i)
+		if (configured[i] != nullptr)
+			(void)set_config_option(kSettings[i], configured[i], PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET, false,
+			                        ERROR, false);
+}
+
 } // namespace
 } // namespace snowflake
 
-// Defines the settings; when preloading, also arranges for the shared generator.
+// Defines the settings; when preloading, also makes bad values fatal and arranges for the shared generator.
 void _PG_init(void) {
-	snowflake::define_reloadable_settings();
 	if (!process_shared_preload_libraries_in_progress) {
+		snowflake::define_reloadable_settings();
 		snowflake::settle_unpreloaded_epoch();
 		return;
 	}
+	snowflake::note_configured_values();
+	snowflake::define_reloadable_settings();
 	snowflake::define_startup_settings();
+	snowflake::enforce_configured_values();
 	snowflake::install_shmem_hooks();
 }

@@ -1,0 +1,111 @@
+// The integration tests' Server (see server.hpp): initdb, pg_ctl and the log,
+// through the shell, with every wait bounded by a timeout and driven by a
+// condition (a connection succeeds, a log line appears), never a bare sleep.
+#include "server.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace snowflake::test {
+namespace {
+
+// The directory holding initdb and pg_ctl.
+std::string pg_bin() {
+	const char *bin = std::getenv("PG_BIN");
+	return bin != nullptr ? bin : "/usr/lib/postgresql/15/bin";
+}
+
+// The directory the suite works in.
+std::string work_dir() {
+	const char *dir = std::getenv("SNOWFLAKE_TEST_DIR");
+	if (dir == nullptr)
+		throw std::runtime_error("SNOWFLAKE_TEST_DIR is not set");
+	return dir;
+}
+
+} // namespace
+
+int run(const std::string &command) {
+	const int status = std::system(command.c_str());
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+long long query_int(pqxx::connection &conn, const std::string &query) {
+	pqxx::work tx{conn};
+	const long long value = tx.exec1(query)[0].as<long long>();
+	tx.commit();
+	return value;
+}
+
+Server::Server(const std::string &name, const std::vector<std::string> &conf_lines)
+    : dir_(work_dir() + "/" + name), data_(dir_ + "/data") {
+	if (run("rm -rf " + dir_ + " && mkdir -p " + dir_) != 0 ||
+	    run(pg_bin() + "/initdb -D " + data_ + " -A trust -U postgres >" + dir_ + "/initdb.log 2>&1") != 0)
+		throw std::runtime_error("initdb failed for " + dir_);
+	append_conf("listen_addresses = ''");
+	append_conf("unix_socket_directories = '" + dir_ + "'");
+	for (const std::string &line : conf_lines)
+		append_conf(line);
+}
+
+Server::~Server() {
+	if (running_)
+		stop("immediate");
+}
+
+bool Server::start() {
+	running_ = run(pg_bin() + "/pg_ctl -D " + data_ + " -l " + dir_ + "/server.log -w -t 30 start >/dev/null") == 0;
+	return running_;
+}
+
+void Server::stop(const char *mode) {
+	run(pg_bin() + "/pg_ctl -D " + data_ + " -m " + mode + " -w stop >/dev/null 2>&1");
+	running_ = false;
+}
+
+void Server::append_conf(const std::string &line) {
+	std::ofstream(data_ + "/postgresql.conf", std::ios::app) << line << '\n';
+}
+
+void Server::reload() {
+	run(pg_bin() + "/pg_ctl -D " + data_ + " reload >/dev/null");
+}
+
+pqxx::connection Server::connect() const {
+	return pqxx::connection{"host=" + dir_ + " dbname=postgres user=postgres"};
+}
+
+bool Server::wait_until_accepting(std::chrono::milliseconds timeout) const {
+	const auto deadline = std::chrono::steady_clock::now() + timeout;
+	do {
+		try {
+			pqxx::connection conn = connect();
+			return true;
+		} catch (const pqxx::broken_connection &) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		}
+	} while (std::chrono::steady_clock::now() < deadline);
+	return false;
+}
+
+bool Server::wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const {
+	const auto deadline = std::chrono::steady_clock::now() + timeout;
+	do {
+		if (log().find(text) != std::string::npos)
+			return true;
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	} while (std::chrono::steady_clock::now() < deadline);
+	return false;
+}
+
+std::string Server::log() const {
+	std::ifstream in(dir_ + "/server.log");
+	std::stringstream text;
+	text << in.rdbuf();
+	return text.str();
+}
+
+} // namespace snowflake::test

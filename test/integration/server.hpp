@@ -1,0 +1,54 @@
+// A real PostgreSQL server for the integration tests: created with initdb in
+// its own directory under the suite's work directory, configured with extra
+// postgresql.conf lines, reached over a Unix socket only, and driven with
+// pg_ctl (start, stop, reload) or signals (kill -9). The tests run as the
+// postgres system user; PG_BIN names the server's bin directory.
+#pragma once
+
+#include <pqxx/pqxx>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace snowflake::test {
+
+class Server {
+public:
+	// Creates the data directory (replacing any from an earlier run) with these conf lines.
+	Server(const std::string &name, const std::vector<std::string> &conf_lines);
+	~Server();
+	Server(const Server &) = delete;
+	Server &operator=(const Server &) = delete;
+
+	// Starts the server and waits until it accepts connections; false if it would not start.
+	bool start();
+	// Stops the server with pg_ctl's mode (fast, immediate).
+	void stop(const char *mode = "fast");
+	// Appends a line to postgresql.conf.
+	void append_conf(const std::string &line);
+	// Asks the server to reload its configuration (pg_ctl reload).
+	void reload();
+
+	// A new connection to the postgres database; throws if the server is down.
+	pqxx::connection connect() const;
+	// Waits until a new connection succeeds, up to timeout; false if none did.
+	bool wait_until_accepting(std::chrono::milliseconds timeout) const;
+	// Waits until the server log contains text, up to timeout; false if it never did.
+	bool wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const;
+	// The server log so far.
+	std::string log() const;
+
+private:
+	std::string dir_;  // this server's directory: data/, the socket and server.log
+	std::string data_; // the data directory
+	bool running_ = false;
+};
+
+// Runs a shell command; returns its exit status.
+int run(const std::string &command);
+
+// The first column of the first row of query, on a new transaction of conn.
+long long query_int(pqxx::connection &conn, const std::string &query);
+
+} // namespace snowflake::test
