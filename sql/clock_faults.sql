@@ -65,3 +65,8 @@ REVOKE EXECUTE ON FUNCTION snowflake_inject_clock_offset(bigint) FROM snowflake_
 DROP ROLE snowflake_tester;
 SELECT snowflake_inject_clock_offset(0);
 DROP TABLE ids;
+
+-- The statistics saw the steps back, the largest drift (the 10 s step) and the borrowed time.
+SELECT clock_regressions >= 4 AS regressions_counted, max_clock_drift_ms BETWEEN 9000 AND 10000 AS largest_drift_seen,
+       state, clock_offset_ms
+FROM snowflake_stats();

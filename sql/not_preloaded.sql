@@ -19,3 +19,7 @@ SET TimeZone = 'UTC';
 SET DateStyle = 'ISO';
 SET snowflake.epoch = '0';
 SELECT snowflake_timestamp(0);
+
+-- Statistics need the shared generator too.
+SELECT * FROM snowflake_stats();
+\echo :SQLSTATE

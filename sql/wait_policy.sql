@@ -33,3 +33,6 @@ SELECT snowflake_nextval();
 \set VERBOSITY default
 SELECT snowflake_inject_clock_offset(0);
 SELECT snowflake_nextval() > :after AS resumes_above;
+
+-- The statistics counted the wait of at least 300 ms above.
+SELECT waits >= 1 AS waited, wait_time_ms >= 250 AS wait_time_counted FROM snowflake_stats();

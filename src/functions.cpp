@@ -21,6 +21,7 @@ Parts checked_parts(int64_t id) {
 
 // The instant an ID was issued at, on this server's epoch; ERROR when no epoch can be trusted.
 TimestampTz id_timestamptz(const Parts &parts) {
+	check_decoding_layout();
 	if (epoch_ms < 0)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("snowflake.epoch is set, but snowflake is not loaded via shared_preload_libraries"),
@@ -29,6 +30,34 @@ TimestampTz id_timestamptz(const Parts &parts) {
 		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
 		                        "server.")));
 	return unix_ms_to_timestamptz(epoch_ms + parts.time_ms);
+}
+
+// A tuple of the function's declared result type from values, NULL where nulls says.
+Datum result_tuple(FunctionCallInfo fcinfo, Datum *values, bool *nulls) {
+	TupleDesc desc;
+	if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		                errmsg("function returning record called in context that cannot accept type record")));
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+}
+
+// A time field (ms since the epoch) as timestamptz, or NULL for a negative one.
+void time_or_null(int64_t time_ms, Datum &value, bool &null) {
+	null = time_ms < 0;
+	value = null ? Datum(0) : TimestampTzGetDatum(unix_ms_to_timestamptz(epoch_ms + time_ms));
+}
+
+// What the generator is doing, in words.
+const char *state_name(const Stats &snap) {
+	switch (snap.blocked) {
+	case Blocked::StateDamaged:
+		return "state file damaged";
+	case Blocked::LayoutChanged:
+		return "epoch changed";
+	case Blocked::No:
+		break;
+	}
+	return RecoveryInProgress() ? "recovery" : "ok";
 }
 
 } // namespace
@@ -40,6 +69,7 @@ PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
+PG_FUNCTION_INFO_V1(snowflake_stats);
 
 // snowflake_nextval() → bigint: a new ID, above every ID this server issued since start.
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
@@ -56,14 +86,40 @@ Datum snowflake_timestamp(PG_FUNCTION_ARGS) {
 // snowflake_parse(id bigint) → (ts timestamptz, node int, seq int): every field of id.
 Datum snowflake_parse(PG_FUNCTION_ARGS) {
 	const snowflake::Parts parts = snowflake::checked_parts(PG_GETARG_INT64(0));
-	TupleDesc desc;
-	if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-		                errmsg("snowflake_parse must be called where a record can be accepted")));
 	Datum values[3] = {TimestampTzGetDatum(snowflake::id_timestamptz(parts)), Int32GetDatum(parts.node),
 	                   Int32GetDatum(parts.seq)};
 	bool nulls[3] = {false, false, false};
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+	PG_RETURN_DATUM(snowflake::result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_stats() → one row: the node, layout, last ID, reservation and counters of this server.
+Datum snowflake_stats(PG_FUNCTION_ARGS) {
+	using namespace snowflake;
+	const Stats snap = read_stats();
+	const GeneratorState &gen = snap.generator;
+	const Counters &count = gen.counters;
+	Datum values[17];
+	bool nulls[17] = {};
+	nulls[0] = snap.node < 0;
+	values[0] = Int32GetDatum(snap.node);
+	values[1] = TimestampTzGetDatum(unix_ms_to_timestamptz(epoch_ms));
+	values[2] = CStringGetTextDatum("41/10/12");
+	nulls[3] = gen.last_id < 0;
+	values[3] = Int64GetDatum(gen.last_id);
+	time_or_null(gen.last_id < 0 ? -1 : decompose(gen.last_id).time_ms, values[4], nulls[4]);
+	time_or_null(gen.reserved_ms, values[5], nulls[5]);
+	values[6] = Int64GetDatum(count.issued);
+	values[7] = Int64GetDatum(count.exhaustions);
+	values[8] = Int64GetDatum(count.regressions);
+	values[9] = Int64GetDatum(count.max_drift_ms);
+	values[10] = Int64GetDatum(snap.waits);
+	values[11] = Int64GetDatum(snap.wait_ms);
+	values[12] = Int64GetDatum(count.reservations);
+	values[13] = Int64GetDatum(int64_t{kMaxSeq + 1} * 1000);
+	values[14] = TimestampTzGetDatum(unix_ms_to_timestamptz(epoch_ms + kMaxTime));
+	values[15] = CStringGetTextDatum(state_name(snap));
+	values[16] = Int64GetDatum(snap.clock_offset_ms);
+	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
 }
 
 // snowflake_inject_clock_offset(offset_ms bigint): moves the generator's clock (tests only).

@@ -3,6 +3,7 @@
 // no allocation, no clock reads, no exceptions.
 #include "generator.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -31,22 +32,38 @@ const char *epoch_problem(int64_t epoch_ms, int64_t now_unix_ms) noexcept {
 void GeneratorState::reset() noexcept {
 	last_id = -1;
 	last_clock_ms = std::numeric_limits<int64_t>::min();
+	floor_ms = std::numeric_limits<int64_t>::min();
+	reserved_ms = -1;
+	counters = Counters{};
+}
+
+void GeneratorState::resume_above(int64_t time_ms) noexcept {
+	floor_ms = std::max(floor_ms, time_ms);
+	reserved_ms = std::max(reserved_ms, time_ms);
+}
+
+void GeneratorState::reserved(int64_t until_ms) noexcept {
+	reserved_ms = std::max(reserved_ms, until_ms);
+	++counters.reservations;
 }
 
 Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &policy) noexcept {
 	const int64_t now = now_unix_ms - policy.epoch_ms;
-	Step step{Status::Issued, -1, 0, 0, 0, -1};
+	Step step{Status::Issued, -1, 0, 0, 0, 0, -1};
 	if (node < 0 || node > kMaxNode) {
 		step.status = Status::NodeInvalid;
 		return step;
 	}
-	if (now < last_clock_ms)
+	if (now < last_clock_ms) {
 		step.regressed_ms = last_clock_ms - now;
+		++counters.regressions;
+	}
 	last_clock_ms = now;
 
-	// The smallest (time, seq) for this node that still sorts after the last ID.
+	// The smallest (time, seq) for this node that still sorts after the last ID and the floor.
 	int64_t time = now;
 	int32_t seq = 0;
+	bool exhausted = false;
 	if (last_id >= 0) {
 		const Parts last = decompose(last_id);
 		step.previous_node = last.node;
@@ -58,9 +75,17 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 				seq = last.seq + 1;
 			} else {
 				time = last.time_ms + 1;
+				exhausted = last.node == node;
 			}
 		}
 	}
+	if (time <= floor_ms) {
+		time = floor_ms + 1;
+		seq = 0;
+		exhausted = false;
+		step.drift_ms = std::max(step.drift_ms, floor_ms - now);
+	}
+	counters.max_drift_ms = std::max(counters.max_drift_ms, step.drift_ms);
 
 	if (time < 0) {
 		step.status = Status::BeforeEpoch;
@@ -81,9 +106,16 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 		}
 		return step;
 	}
+	if (time > reserved_ms) {
+		step.status = Status::Reserve;
+		step.reserve_ms = std::min(time + reservation_step_ms(policy), kMaxTime);
+		return step;
+	}
 
 	last_id = compose(Parts{time, node, seq});
 	step.id = last_id;
+	++counters.issued;
+	counters.exhaustions += exhausted;
 	return step;
 }
 

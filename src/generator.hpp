@@ -66,13 +66,21 @@ struct Policy {
 	ClockPolicy clock;
 };
 
+// How far past an ID's time a new durable reservation reaches: half the drift bound, at least 10 ms.
+// A restart after a hard crash resumes above the reservation, so this bounds how far ahead of the
+// clock the first IDs after it may be.
+constexpr int64_t reservation_step_ms(const Policy &policy) noexcept {
+	return policy.max_drift_ms / 2 > 10 ? policy.max_drift_ms / 2 : 10;
+}
+
 // --- One step of the generator.
 
 enum class Status : int32_t {
 	Issued,       // id holds a new ID
+	Reserve,      // nothing issued: make a reservation up to reserve_ms durable, call reserved(), step again
 	NodeInvalid,  // the node is outside 0..kMaxNode (the server passes -1 when it is unset)
 	Wait,         // nothing issued: sleep wait_ms, then step again
-	ClockBehind,  // the clock lags the last ID by drift_ms > max_drift_ms
+	ClockBehind,  // the clock lags the last ID (or the floor) by drift_ms > max_drift_ms
 	BeforeEpoch,  // the clock reads before the epoch and nothing was issued that is later
 	TimeExhausted // the next ID would need a millisecond past the 41-bit field
 };
@@ -81,25 +89,45 @@ struct Step {
 	Status status;
 	int64_t id;            // Issued: the ID
 	int64_t wait_ms;       // Wait: how long to sleep before the next step
-	int64_t drift_ms;      // how far the clock lags the last issued ID (0 when it does not)
+	int64_t reserve_ms;    // Reserve: the time (ms since the epoch) the new reservation must cover
+	int64_t drift_ms;      // how far the clock lags the last issued ID or the floor (0 when it does not)
 	int64_t regressed_ms;  // > 0 when this step saw the clock go back since the previous reading
 	int32_t previous_node; // != node of the new ID when the node changed since the last ID; -1 at first
 };
 
+// What the generator has done since the server started; for snowflake_stats().
+struct Counters {
+	int64_t issued;       // IDs issued
+	int64_t exhaustions;  // IDs pushed into a later millisecond because theirs had 4,096 already
+	int64_t regressions;  // steps that saw the clock go back
+	int64_t max_drift_ms; // the largest lag of the clock behind the last ID (or floor) seen
+	int64_t reservations; // durable reservations made
+};
+
 // The generator state: plain integers only, so it may live in shared memory.
-// Callers serialise next() on one state (the server holds an exclusive LWLock).
+// Callers serialise every call on one state (the server holds an exclusive LWLock).
 struct GeneratorState {
 	int64_t last_id;       // last issued ID, -1 before the first
 	int64_t last_clock_ms; // latest clock reading in ms since the epoch, to spot a step back
+	int64_t floor_ms;      // every ID must have a time above this (ms since the epoch); INT64_MIN for none
+	int64_t reserved_ms;   // IDs may be issued up to this time: a durable reservation covers it; -1 for none
+	Counters counters;
 
-	// Starts with nothing issued.
+	// Starts with nothing issued, no floor and no reservation.
 	void reset() noexcept;
+
+	// Makes every later ID have a time above time_ms (a restart's or promotion's floor);
+	// a durable record of time_ms counts as a reservation up to it.
+	void resume_above(int64_t time_ms) noexcept;
+
+	// Records that a reservation up to until_ms is durable.
+	void reserved(int64_t until_ms) noexcept;
 
 	// Issues the next ID for node at clock time now_unix_ms, or says why not.
 	// Guarantees: every Issued ID is greater than every ID issued before from this
-	// state (so never a duplicate), decodes to node, and has a time of at most
-	// now + max_drift_ms (Borrow) or now (Wait). The state changes only on Issued,
-	// apart from last_clock_ms.
+	// state, and has a time above the floor (so never a duplicate); it decodes to
+	// node; its time is at most now + max_drift_ms (Borrow) or now (Wait), and at
+	// most reserved_ms. Only Issued changes last_id.
 	Step next(int64_t now_unix_ms, int32_t node, const Policy &policy) noexcept;
 };
 

@@ -1,11 +1,13 @@
 // The shared generator (see shmem.hpp for the locking protocol): the request
-// and startup hooks that create it, the postmaster's publication of the node,
-// the test-only clock offset, and next_id(), which takes the lock for one core
-// step and then turns the step's outcome into an ID, a sleep, a log line or an
-// ERROR.
+// and startup hooks that create it from the state file, the postmaster's
+// publication of the node and its last word at shutdown, the test-only clock
+// offset, and next_id(), which takes the lock for one core step (making a new
+// reservation durable when the step asks for one) and then turns the step's
+// outcome into an ID, a sleep, a log line or an ERROR.
 #include "shmem.hpp"
 
 #include "pg_boundary.hpp"
+#include "state_file.hpp"
 
 #include <algorithm>
 
@@ -16,8 +18,13 @@ constexpr const char *kName = "snowflake"; // shared struct and LWLock tranche
 
 struct SharedState {
 	LWLock *lock;
-	int32_t node;            // node in effect; -1 when unset
-	int64_t clock_offset_ms; // added to the system clock; 0 unless a test injected a fault
+	int32_t node;              // node in effect; -1 when unset
+	Blocked blocked;           // set at start only
+	int64_t recorded_epoch_ms; // the state file's epoch, when blocked is LayoutChanged
+	int64_t clock_offset_ms;   // added to the system clock; 0 unless a test injected a fault
+	int32_t promotion_pending; // 1 from a start in recovery until the first ID after promotion
+	int64_t waits;             // times a call slept for the clock
+	int64_t wait_ms;           // total time slept
 	GeneratorState generator;
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
@@ -41,10 +48,52 @@ constexpr int64_t kWaitGraceMs = 1000;
 // The largest clock offset a test may inject, either way: 100 years.
 constexpr int64_t kMaxClockOffsetMs = int64_t{100} * 36525 * 24 * 3600 * 10;
 
+// The state file's record of this server's layout, with reservation reserved_ms.
+StateRecord record_for(int64_t reserved_ms) noexcept {
+	return StateRecord{epoch_ms, kTimeBits, kNodeBits, kSeqBits, reserved_ms};
+}
+
 // Reserves the struct and the tranche; only valid while preloading.
 void request_shmem() {
 	RequestAddinShmemSpace(MAXALIGN(sizeof(SharedState)));
 	RequestNamedLWLockTranche(kName, 1);
+}
+
+// Sets up a new state: the state file's reservation as a floor, the carried last ID, and whether a
+// promotion will need a floor of its own; or, if the file disagrees, why the generator must refuse.
+void initialise(SharedState &state) {
+	state.lock = &GetNamedLWLockTranche(kName)->lock;
+	state.node = node_setting;
+	state.blocked = Blocked::No;
+	state.recorded_epoch_ms = epoch_ms;
+	state.clock_offset_ms = 0;
+	state.waits = 0;
+	state.wait_ms = 0;
+	state.generator.reset();
+	state.generator.last_id = carried_last_id;
+	// A standby or a restored backup knows only an old reservation (state_file.hpp).
+	state.promotion_pending = access("standby.signal", F_OK) == 0 || access("recovery.signal", F_OK) == 0;
+
+	StateRecord record{};
+	switch (read_state(record)) {
+	case StateRead::Missing:
+		break;
+	case StateRead::Corrupt:
+		state.blocked = Blocked::StateDamaged;
+		break;
+	case StateRead::Loaded:
+		if (record.epoch_ms != epoch_ms || record.time_bits != kTimeBits || record.node_bits != kNodeBits ||
+		    record.seq_bits != kSeqBits) {
+			state.blocked = Blocked::LayoutChanged;
+			state.recorded_epoch_ms = record.epoch_ms;
+			ereport(LOG, (errmsg("snowflake: IDs were issued here with snowflake.epoch %lld; it is now %lld, so "
+			                     "snowflake refuses to generate or decode IDs",
+			                     static_cast<long long>(record.epoch_ms), static_cast<long long>(epoch_ms))));
+		} else {
+			state.generator.resume_above(record.reserved_ms);
+		}
+		break;
+	}
 }
 
 extern "C" {
@@ -58,14 +107,19 @@ static void snowflake_shmem_request(void) {
 }
 #endif
 
-// on_shmem_exit in the postmaster: keeps the last issued ID for the next shared memory.
+// on_shmem_exit in the postmaster: records the exact last ID, durably and for the next shared memory.
 static void snowflake_shmem_exit(int, Datum) {
-	if (shared != nullptr)
-		carried_last_id = std::max(carried_last_id, __atomic_load_n(&shared->generator.last_id, __ATOMIC_RELAXED));
+	if (shared == nullptr)
+		return;
+	const int64_t last_id = __atomic_load_n(&shared->generator.last_id, __ATOMIC_RELAXED);
+	carried_last_id = std::max(carried_last_id, last_id);
+	// Nothing issued since start leaves the file's reservation as it is; a blocked state is not ours to overwrite.
+	if (last_id >= 0 && shared->blocked == Blocked::No)
+		(void)write_state(record_for(decompose(last_id).time_ms), LOG);
 	shared = nullptr;
 }
 
-// shmem_startup_hook: attaches to the state, creating it (above any carried ID) if new.
+// shmem_startup_hook: attaches to the state, creating it if new.
 static void snowflake_shmem_startup(void) {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
@@ -73,13 +127,8 @@ static void snowflake_shmem_startup(void) {
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	bool found = false;
 	auto *state = static_cast<SharedState *>(ShmemInitStruct(kName, sizeof(SharedState), &found));
-	if (!found) {
-		state->lock = &GetNamedLWLockTranche(kName)->lock;
-		state->node = node_setting;
-		state->clock_offset_ms = 0;
-		state->generator.reset();
-		state->generator.last_id = carried_last_id;
-	}
+	if (!found)
+		initialise(*state);
 	LWLockRelease(AddinShmemInitLock);
 	shared = state;
 	if (!IsUnderPostmaster)
@@ -87,6 +136,40 @@ static void snowflake_shmem_startup(void) {
 }
 
 } // extern "C"
+
+// The shared state, or an ERROR saying snowflake must be preloaded.
+SharedState &preloaded() {
+	if (shared == nullptr)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake must be loaded via shared_preload_libraries"),
+		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
+		                        "server.")));
+	return *shared;
+}
+
+// Raises the ERROR for a generator that refuses to run since start.
+void check_not_blocked(const SharedState &state) {
+	switch (state.blocked) {
+	case Blocked::No:
+		return;
+	case Blocked::StateDamaged:
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake cannot generate IDs: \"%s\" in the data directory is damaged", kStateFile),
+		                errdetail("It records the highest time this server's IDs have reached; without it a new ID "
+		                          "could repeat an old one."),
+		                errhint("If the system clock is certainly past every ID this server issued, stop the server, "
+		                        "remove the file, and start the server again.")));
+	case Blocked::LayoutChanged:
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake.epoch changed from %lld to %lld since this server last issued IDs",
+		                       static_cast<long long>(state.recorded_epoch_ms), static_cast<long long>(epoch_ms)),
+		                errdetail("Under the new epoch its IDs decode to other times, and new IDs could repeat them."),
+		                errhint("Set snowflake.epoch back to %lld and restart. To adopt the new epoch anyway, stop "
+		                        "the server, remove \"%s\" from the data directory, start it, and REINDEX every "
+		                        "index that uses snowflake_timestamp() or snowflake_parse().",
+		                        static_cast<long long>(state.recorded_epoch_ms), kStateFile)));
+	}
+}
 
 // Sleeps up to ms with no lock held; returns early on the latch; honours cancel and timeouts.
 void sleep_interruptibly(int64_t ms) {
@@ -136,10 +219,35 @@ int64_t monotonic_ms() noexcept {
 		                   timestamptz_to_str(unix_ms_to_timestamptz(policy.epoch_ms + kMaxTime))),
 		         errhint("Check the system clock; if it is right, this ID space is used up.")));
 	case Status::Issued:
+	case Status::Reserve:
 	case Status::Wait:
 		break;
 	}
 	elog(ERROR, "snowflake: unexpected generator status %d", static_cast<int>(step.status));
+}
+
+// One generator step under the lock, making any reservation it needs durable first. Sets
+// promoted_floor_ms when this is the first step after a promotion (it then sets a floor).
+Step locked_step(SharedState &state, const Policy &policy, int32_t &node, int64_t &promoted_floor_ms) {
+	LWLockAcquire(state.lock, LW_EXCLUSIVE);
+	node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
+	const int64_t clock = unix_now_ms() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
+	if (state.promotion_pending) {
+		// The old primary may have issued IDs up to max_clock_drift ahead of its clock.
+		promoted_floor_ms = clock - policy.epoch_ms + policy.max_drift_ms;
+		state.generator.resume_above(promoted_floor_ms);
+		state.promotion_pending = 0;
+	}
+	Step step = state.generator.next(clock, node, policy);
+	while (step.status == Status::Reserve) {
+		write_state(record_for(step.reserve_ms), ERROR); // on failure, the ERROR releases the lock
+		state.generator.reserved(step.reserve_ms);
+		const int64_t regressed = step.regressed_ms;
+		step = state.generator.next(clock, node, policy);
+		step.regressed_ms = std::max(step.regressed_ms, regressed);
+	}
+	LWLockRelease(state.lock);
+	return step;
 }
 
 } // namespace
@@ -155,6 +263,11 @@ void install_shmem_hooks() {
 	shmem_startup_hook = snowflake_shmem_startup;
 }
 
+void publish_node(int node) noexcept {
+	if (shared != nullptr && !IsUnderPostmaster)
+		__atomic_store_n(&shared->node, node, __ATOMIC_RELAXED);
+}
+
 void inject_clock_offset(int64_t offset_ms) {
 	if (!fault_injection_enabled)
 		ereport(ERROR,
@@ -168,33 +281,33 @@ void inject_clock_offset(int64_t offset_ms) {
 		                errmsg("clock offset %lld ms is out of range", static_cast<long long>(offset_ms)),
 		                errhint("Use an offset within 100 years (%lld ms) either way.",
 		                        static_cast<long long>(kMaxClockOffsetMs))));
-	Assert(shared != nullptr); // fault_injection is defined only while preloading
-	__atomic_store_n(&shared->clock_offset_ms, offset_ms, __ATOMIC_RELAXED);
+	SharedState &state = preloaded(); // fault_injection is defined only while preloading
+	__atomic_store_n(&state.clock_offset_ms, offset_ms, __ATOMIC_RELAXED);
 	ereport(WARNING, (errmsg("snowflake: fault injected: the ID generator's clock is now offset by %lld ms",
 	                         static_cast<long long>(offset_ms)),
 	                  errdetail("Every backend of this server generates IDs with the moved clock.")));
 }
 
-void publish_node(int node) noexcept {
-	if (shared != nullptr && !IsUnderPostmaster)
-		__atomic_store_n(&shared->node, node, __ATOMIC_RELAXED);
-}
-
 int64_t next_id() {
-	if (shared == nullptr)
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("snowflake must be loaded via shared_preload_libraries"),
-		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
-		                        "server.")));
+	SharedState &state = preloaded();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+		        (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION), errmsg("cannot generate snowflake IDs during recovery"),
+		         errdetail("A standby shares its primary's node ID, so IDs it made could repeat the primary's."),
+		         errhint("Generate IDs on the primary. After promotion, give this server a snowflake.node "
+		                 "of its own.")));
+	check_not_blocked(state);
 	const Policy policy = current_policy();
 	int64_t give_up_at = -1;
 	for (;;) {
-		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-		const int32_t node = __atomic_load_n(&shared->node, __ATOMIC_RELAXED);
-		const int64_t clock = unix_now_ms() + __atomic_load_n(&shared->clock_offset_ms, __ATOMIC_RELAXED);
-		const Step step = shared->generator.next(clock, node, policy);
-		LWLockRelease(shared->lock);
+		int32_t node = -1;
+		int64_t promoted_floor_ms = -1;
+		const Step step = locked_step(state, policy, node, promoted_floor_ms);
 
+		if (promoted_floor_ms >= 0)
+			ereport(LOG, (errmsg("snowflake: first ID since promotion; IDs start above %s, clear of any the old "
+			                     "primary issued ahead of its clock",
+			                     timestamptz_to_str(unix_ms_to_timestamptz(policy.epoch_ms + promoted_floor_ms)))));
 		if (step.regressed_ms > 0)
 			ereport(LOG, (errmsg("snowflake: system clock moved backwards by %lld ms",
 			                     static_cast<long long>(step.regressed_ms))));
@@ -205,16 +318,38 @@ int64_t next_id() {
 		}
 		if (step.status != Status::Wait)
 			raise_step_error(step, node, policy);
-		const int64_t mono_now = monotonic_ms();
+		const int64_t started = monotonic_ms();
 		if (give_up_at < 0)
-			give_up_at = mono_now + policy.max_drift_ms + kWaitGraceMs;
-		if (mono_now >= give_up_at)
+			give_up_at = started + policy.max_drift_ms + kWaitGraceMs;
+		if (started >= give_up_at)
 			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
 			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
 			                       static_cast<long long>(policy.max_drift_ms + kWaitGraceMs)),
 			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
 		sleep_interruptibly(step.wait_ms);
+		__atomic_fetch_add(&state.waits, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&state.wait_ms, monotonic_ms() - started, __ATOMIC_RELAXED);
 	}
+}
+
+void check_decoding_layout() {
+	if (shared != nullptr && shared->blocked == Blocked::LayoutChanged)
+		check_not_blocked(*shared);
+}
+
+Stats read_stats() {
+	SharedState &state = preloaded();
+	Stats snap;
+	LWLockAcquire(state.lock, LW_SHARED);
+	snap.node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
+	snap.blocked = state.blocked;
+	snap.recorded_epoch_ms = state.recorded_epoch_ms;
+	snap.generator = state.generator;
+	snap.clock_offset_ms = __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
+	LWLockRelease(state.lock);
+	snap.waits = __atomic_load_n(&state.waits, __ATOMIC_RELAXED);
+	snap.wait_ms = __atomic_load_n(&state.wait_ms, __ATOMIC_RELAXED);
+	return snap;
 }
 
 } // namespace snowflake

@@ -1,28 +1,58 @@
 // The server's one generator, in shared memory: its creation in the
-// shared_preload_libraries hooks, the node in effect, and the locked step that
-// hands out IDs to every backend and parallel worker of the server.
+// shared_preload_libraries hooks, the node in effect, the durable
+// reservation that keeps IDs unique across restarts (state_file.hpp), and the
+// locked step that hands out IDs to every backend and parallel worker.
 //
 // Locking protocol
 // - The postmaster creates SharedState in shmem_startup_hook under
 //   AddinShmemInitLock, and initialises it only when ShmemInitStruct reports it
-//   new. It never moves afterwards; `lock` is the single LWLock of the named
-//   tranche "snowflake". When a crash makes the postmaster re-create shared
-//   memory, its on_shmem_exit callback first copies generator.last_id (no lock:
-//   every backend is gone), and the new state resumes above it.
-// - `generator` is read and written only with `lock` held in LW_EXCLUSIVE mode,
-//   for exactly one GeneratorState::next() call: integer work with no I/O, no
-//   allocation, no sleep and nothing that can raise an ERROR. The lock is taken
-//   once per ID and released before any logging, waiting or error reporting.
-// - `node` is written only by the postmaster (at startup and when a reload
-//   changes snowflake.node), with an atomic store, and read with an atomic load
-//   under `lock`; the next ID any backend issues after the store uses it.
-// - `clock_offset_ms` works the same way, but is stored by the backend that
-//   calls inject_clock_offset() (tests only; see snowflake.fault_injection).
+//   new: from the state file's reservation (a floor for every later ID) and,
+//   after a crash restart, from the last ID the postmaster carried across. It
+//   never moves afterwards; `lock` is the single LWLock of the named tranche
+//   "snowflake".
+// - `generator` (and `promotion_pending`) are read and written only with
+//   `lock` held: LW_EXCLUSIVE to issue, LW_SHARED to take a snapshot. Issuing
+//   holds it for one GeneratorState::next() call, integer work with no
+//   allocation and nothing that can fail, except when next() asks for a new
+//   reservation: then the state file is written and fsynced under the lock,
+//   at most once per reservation step (half of snowflake.max_clock_drift), so
+//   no backend can issue past a reservation that is not yet durable. A failed
+//   write raises an ERROR, which releases the lock with nothing issued. The
+//   lock is taken once per ID and released before any logging, waiting or
+//   other error reporting.
+// - `node` and `clock_offset_ms` are single words written with atomic stores
+//   (node by the postmaster when it starts or reloads, the offset by a test
+//   backend) and read with atomic loads under `lock`; the next ID any backend
+//   issues uses the new value. `blocked` is written only before any backend
+//   exists. The wait counters are updated with atomic adds, without the lock.
+// - At shutdown, and before a crash restart re-creates shared memory, the
+//   postmaster (every backend gone) reads the generator without the lock,
+//   writes the exact last ID to the state file and keeps it for the new state.
 #pragma once
+
+#include "generator.hpp"
 
 #include <cstdint>
 
 namespace snowflake {
+
+// Why the generator refuses to run; decided once, at server start.
+enum class Blocked : int32_t {
+	No,
+	StateDamaged,  // snowflake.state is unreadable or invalid: the high-water mark is unknown
+	LayoutChanged, // snowflake.state was written with another epoch or layout
+};
+
+// A consistent copy of the generator and its counters, for snowflake_stats().
+struct Stats {
+	int32_t node;
+	Blocked blocked;
+	int64_t recorded_epoch_ms; // the state file's epoch, when blocked is LayoutChanged
+	GeneratorState generator;
+	int64_t waits;   // times a call slept for the clock
+	int64_t wait_ms; // total time slept
+	int64_t clock_offset_ms;
+};
 
 // Hooks the shared state into server start; call from _PG_init while preloading only.
 void install_shmem_hooks();
@@ -34,7 +64,13 @@ void publish_node(int node) noexcept;
 // injection is on and the caller is a superuser. Logged as a WARNING.
 void inject_clock_offset(int64_t offset_ms);
 
-// The next ID of this server, strictly above every ID it issued since start; ERRORs say why not.
+// The next ID of this server, above every ID it ever issued; ERRORs say why not.
 int64_t next_id();
+
+// ERROR when this server's IDs would decode differently than when they were issued.
+void check_decoding_layout();
+
+// The generator's state and counters now; ERROR when snowflake is not preloaded.
+Stats read_stats();
 
 } // namespace snowflake

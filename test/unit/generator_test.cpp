@@ -29,9 +29,21 @@ GeneratorState fresh() {
 	return state;
 }
 
+// One step as the server takes it: a Reserve is made "durable" (recorded) and the step taken again.
+Step step_at(GeneratorState &state, int64_t now, const Policy &policy, int32_t node = kNode) {
+	Step step = state.next(now, node, policy);
+	if (step.status != Status::Reserve)
+		return step;
+	const int64_t regressed = step.regressed_ms;
+	state.reserved(step.reserve_ms);
+	step = state.next(now, node, policy);
+	step.regressed_ms = std::max(step.regressed_ms, regressed);
+	return step;
+}
+
 // Issues one ID and fails the test unless the step issued.
 int64_t issue(GeneratorState &state, int64_t now, const Policy &policy, int32_t node = kNode) {
-	const Step step = state.next(now, node, policy);
+	const Step step = step_at(state, now, policy, node);
 	EXPECT_EQ(step.status, Status::Issued);
 	return step.id;
 }
@@ -90,8 +102,8 @@ TEST(Next, NewMillisecondRestartsSequence) {
 
 TEST(Next, InvalidNodeIssuesNothing) {
 	GeneratorState state = fresh();
-	EXPECT_EQ(state.next(kT0, -1, borrow()).status, Status::NodeInvalid);
-	EXPECT_EQ(state.next(kT0, kMaxNode + 1, borrow()).status, Status::NodeInvalid);
+	EXPECT_EQ(step_at(state, kT0, borrow(), -1).status, Status::NodeInvalid);
+	EXPECT_EQ(step_at(state, kT0, borrow(), kMaxNode + 1).status, Status::NodeInvalid);
 	EXPECT_EQ(state.last_id, -1);
 	EXPECT_EQ(decompose(issue(state, kT0, borrow(), kMaxNode)).node, kMaxNode);
 }
@@ -128,7 +140,7 @@ TEST(Exhaustion, WaitPolicyWaitsForTheNextMillisecond) {
 	GeneratorState state = fresh();
 	for (int32_t i = 0; i <= kMaxSeq; ++i)
 		issue(state, kT0, wait());
-	const Step step = state.next(kT0, kNode, wait());
+	const Step step = step_at(state, kT0, wait(), kNode);
 	EXPECT_EQ(step.status, Status::Wait);
 	EXPECT_EQ(step.wait_ms, 1);
 	EXPECT_EQ(decompose(issue(state, kT0 + 1, wait())).seq, 0);
@@ -141,7 +153,7 @@ struct StepBack {
 };
 StepBack step_back(GeneratorState &state, int64_t back, const Policy &policy) {
 	const int64_t before = issue(state, kT0, policy);
-	return StepBack{before, state.next(kT0 - back, kNode, policy)};
+	return StepBack{before, step_at(state, kT0 - back, policy)};
 }
 
 TEST(ClockBack, OneMillisecondBorrowContinuesUpward) {
@@ -164,7 +176,7 @@ TEST(ClockBack, OneSecondIsWithinTheDefaultBound) {
 	EXPECT_EQ(step.drift_ms, 1000);
 	EXPECT_EQ(step.regressed_ms, 1000);
 	// Only the first reading after the step reports the regression.
-	const Step later = state.next(kT0 - 999, kNode, borrow());
+	const Step later = step_at(state, kT0 - 999, borrow(), kNode);
 	EXPECT_EQ(later.status, Status::Issued);
 	EXPECT_EQ(later.regressed_ms, 0);
 	EXPECT_GT(later.id, step.id);
@@ -173,7 +185,7 @@ TEST(ClockBack, OneSecondIsWithinTheDefaultBound) {
 TEST(ClockBack, OneSecondPastASmallerBoundIsAnError) {
 	GeneratorState state = fresh();
 	const int64_t last = issue(state, kT0, borrow(999));
-	const Step step = state.next(kT0 - 1000, kNode, borrow(999));
+	const Step step = step_at(state, kT0 - 1000, borrow(999), kNode);
 	EXPECT_EQ(step.status, Status::ClockBehind);
 	EXPECT_EQ(step.drift_ms, 1000);
 	EXPECT_EQ(state.last_id, last);
@@ -187,7 +199,7 @@ TEST(ClockBack, OneHourIsAnErrorUntilTheClockCatchesUp) {
 	EXPECT_EQ(step.regressed_ms, 3600 * 1000);
 	const int64_t last = state.last_id;
 	// Still an error while the lag exceeds the bound...
-	EXPECT_EQ(state.next(kT0 - 1001, kNode, borrow()).status, Status::ClockBehind);
+	EXPECT_EQ(step_at(state, kT0 - 1001, borrow(), kNode).status, Status::ClockBehind);
 	EXPECT_EQ(state.last_id, last);
 	// ...and fine within it again, above the last ID.
 	EXPECT_GT(issue(state, kT0 - 1000, borrow()), last);
@@ -218,14 +230,14 @@ TEST(ClockBack, ZeroBoundRefusesAnyStepButWaitsOnExhaustion) {
 	EXPECT_EQ(step_back(state, 1, borrow(0)).after.status, Status::ClockBehind);
 	for (int32_t i = 0; i < kMaxSeq; ++i)
 		issue(state, kT0, borrow(0));
-	EXPECT_EQ(state.next(kT0, kNode, borrow(0)).status, Status::Wait);
+	EXPECT_EQ(step_at(state, kT0, borrow(0), kNode).status, Status::Wait);
 }
 
 TEST(NodeChange, MovesToTheNextMillisecondSoIdsKeepRising) {
 	GeneratorState state = fresh();
 	issue(state, kT0, borrow(), 9);
 	const int64_t before = state.last_id;
-	const Step step = state.next(kT0, 3, borrow());
+	const Step step = step_at(state, kT0, borrow(), 3);
 	ASSERT_EQ(step.status, Status::Issued);
 	EXPECT_EQ(step.previous_node, 9);
 	EXPECT_GT(step.id, before);
@@ -243,15 +255,15 @@ TEST(EndOfTime, LastMillisecondWorksThenTheFieldIsExhausted) {
 	for (int32_t i = 0; i < kMaxSeq; ++i)
 		issue(state, last_ms, borrow(), kMaxNode);
 	EXPECT_EQ(state.last_id, INT64_MAX); // the largest ID there is
-	EXPECT_EQ(state.next(last_ms, kMaxNode, borrow()).status, Status::TimeExhausted);
+	EXPECT_EQ(step_at(state, last_ms, borrow(), kMaxNode).status, Status::TimeExhausted);
 	GeneratorState later = fresh();
-	EXPECT_EQ(later.next(last_ms + 1, kNode, borrow()).status, Status::TimeExhausted);
+	EXPECT_EQ(step_at(later, last_ms + 1, borrow(), kNode).status, Status::TimeExhausted);
 	EXPECT_EQ(later.last_id, -1);
 }
 
 TEST(Epoch, ClockBeforeTheEpochIssuesNothing) {
 	GeneratorState state = fresh();
-	EXPECT_EQ(state.next(kEpoch - 1, kNode, borrow()).status, Status::BeforeEpoch);
+	EXPECT_EQ(step_at(state, kEpoch - 1, borrow(), kNode).status, Status::BeforeEpoch);
 	EXPECT_EQ(decompose(issue(state, kEpoch, borrow())).time_ms, 0);
 }
 
@@ -276,9 +288,85 @@ TEST(Epoch, Validation) {
 	EXPECT_NE(epoch_problem(kTwitterEpochMs, end_of_time + 1), nullptr);
 }
 
+TEST(Reservation, FirstIdAsksForOneThenIdsWithinItDoNot) {
+	GeneratorState state = fresh();
+	const Step first = state.next(kT0, kNode, borrow());
+	ASSERT_EQ(first.status, Status::Reserve);
+	EXPECT_EQ(first.reserve_ms, kT0 - kEpoch + 500); // half the 1 s drift bound
+	EXPECT_EQ(state.last_id, -1);
+	state.reserved(first.reserve_ms);
+	for (int64_t ms = 0; ms <= 500; ms += 100)
+		EXPECT_EQ(state.next(kT0 + ms, kNode, borrow()).status, Status::Issued) << ms;
+	const Step past = state.next(kT0 + 501, kNode, borrow());
+	ASSERT_EQ(past.status, Status::Reserve);
+	EXPECT_EQ(past.reserve_ms, kT0 + 501 - kEpoch + 500);
+	EXPECT_EQ(state.counters.reservations, 1);
+}
+
+TEST(Reservation, StepIsAtLeastTenMilliseconds) {
+	EXPECT_EQ(reservation_step_ms(borrow(0)), 10);
+	EXPECT_EQ(reservation_step_ms(borrow(20)), 10);
+	EXPECT_EQ(reservation_step_ms(borrow(1000)), 500);
+	GeneratorState state = fresh();
+	EXPECT_EQ(state.next(kT0, kNode, borrow(0)).reserve_ms, kT0 - kEpoch + 10);
+}
+
+TEST(Floor, RestartResumesAboveTheRecordedReservation) {
+	GeneratorState state = fresh();
+	const int64_t floor = kT0 - kEpoch + 300; // a reservation 300 ms ahead of the clock
+	state.resume_above(floor);
+	const Step step = step_at(state, kT0, borrow());
+	ASSERT_EQ(step.status, Status::Issued);
+	EXPECT_EQ(decompose(step.id).time_ms, floor + 1);
+	EXPECT_EQ(step.drift_ms, 300);
+	EXPECT_EQ(step.previous_node, -1);         // a floor is not an ID: no node change to report
+	EXPECT_EQ(state.counters.reservations, 1); // the floor itself was durable up to 300 ms
+}
+
+TEST(Floor, WaitPolicyWaitsOutTheFloor) {
+	GeneratorState state = fresh();
+	state.resume_above(kT0 - kEpoch + 300);
+	const Step step = step_at(state, kT0, wait());
+	EXPECT_EQ(step.status, Status::Wait);
+	EXPECT_EQ(step.wait_ms, 301);
+}
+
+TEST(Floor, AClockFarBehindTheFloorIsAnError) {
+	GeneratorState state = fresh();
+	state.resume_above(kT0 - kEpoch);
+	const Step step = step_at(state, kT0 - 30000, borrow());
+	EXPECT_EQ(step.status, Status::ClockBehind);
+	EXPECT_EQ(step.drift_ms, 30000);
+	// With a bound that covers it, IDs continue above the floor.
+	const Step wide = step_at(state, kT0 - 30000, borrow(60000));
+	ASSERT_EQ(wide.status, Status::Issued);
+	EXPECT_EQ(decompose(wide.id).time_ms, kT0 - kEpoch + 1);
+}
+
+TEST(Floor, IssuedIdsAboveTheFloorKeepTheirOwnOrder) {
+	GeneratorState state = fresh();
+	const int64_t before = issue(state, kT0 + 50, borrow());
+	state.resume_above(kT0 - kEpoch); // a floor below the last ID changes nothing
+	EXPECT_GT(issue(state, kT0 + 50, borrow()), before);
+	EXPECT_EQ(decompose(state.last_id).seq, 1);
+}
+
+TEST(Counters, CountIssuedExhaustionsRegressionsDriftAndReservations) {
+	GeneratorState state = fresh();
+	for (int32_t i = 0; i <= kMaxSeq + 1; ++i) // one full millisecond and one more ID
+		issue(state, kT0, borrow());
+	issue(state, kT0 - 40, borrow()); // a step back of 40 ms
+	issue(state, kT0 - 45, borrow()); // and another of 5 ms
+	EXPECT_EQ(state.counters.issued, kMaxSeq + 4);
+	EXPECT_EQ(state.counters.exhaustions, 1);
+	EXPECT_EQ(state.counters.regressions, 2);
+	EXPECT_EQ(state.counters.max_drift_ms, 46); // the last ID is at kT0 + 1, the clock at kT0 - 45
+	EXPECT_EQ(state.counters.reservations, 1);
+}
+
 // A clock that jitters, steps back and forward, and stalls: whatever it does,
-// every issued ID is greater than the one before, and waits and errors happen
-// only when the clock lags the last ID.
+// every issued ID is greater than the one before and covered by a reservation,
+// and waits and errors happen only when the clock lags the last ID.
 TEST(Property, RandomClockWalkNeverRepeatsOrDecreases) {
 	std::mt19937_64 rng(7);
 	for (const Policy &policy : {borrow(50), wait(50), borrow(0)}) {
@@ -294,8 +382,13 @@ TEST(Property, RandomClockWalkNeverRepeatsOrDecreases) {
 				clock += r;
 			const Step step = state.next(clock, static_cast<int32_t>(i / 100000), policy);
 			switch (step.status) {
+			case Status::Reserve:
+				ASSERT_GT(step.reserve_ms, state.reserved_ms);
+				state.reserved(step.reserve_ms);
+				break;
 			case Status::Issued:
 				ASSERT_GT(step.id, prev);
+				ASSERT_LE(decompose(step.id).time_ms, state.reserved_ms);
 				ASSERT_LE(decompose(step.id).time_ms,
 				          clock - kEpoch + (policy.clock == ClockPolicy::Borrow ? policy.max_drift_ms : 0));
 				prev = step.id;

@@ -1,0 +1,26 @@
+-- snowflake_stats(): this server's generator at a glance, for pg_monitor.
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+SELECT node, epoch, layout, ids_per_second, runs_out_at, state, clock_offset_ms FROM snowflake_stats();
+-- The suites before this one issued well over 300,000 IDs, all covered by a durable reservation.
+SELECT last_id IS NOT NULL AS issued,
+       ids_issued >= 300000 AS counted,
+       reservations >= 1 AS reserved,
+       reserved_until >= last_id_time AS reservation_covers_last_id,
+       last_id_time = snowflake_timestamp(last_id) AS last_id_time_matches
+FROM snowflake_stats();
+SELECT ids_issued AS before FROM snowflake_stats() \gset
+SELECT count(snowflake_nextval()) FROM generate_series(1, 10);
+SELECT ids_issued - :before AS issued_since FROM snowflake_stats();
+
+-- Readable by pg_monitor members, not by PUBLIC.
+CREATE ROLE snowflake_watcher;
+SET ROLE snowflake_watcher;
+SELECT state FROM snowflake_stats();
+\echo :SQLSTATE
+RESET ROLE;
+GRANT pg_monitor TO snowflake_watcher;
+SET ROLE snowflake_watcher;
+SELECT state FROM snowflake_stats();
+RESET ROLE;
+DROP ROLE snowflake_watcher;

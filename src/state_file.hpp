@@ -1,0 +1,60 @@
+// The durable high-water mark: $PGDATA/snowflake.state, a small CRC-checked
+// record of the layout IDs were issued with (epoch and bit widths) and of the
+// reservation: a time no issued ID exceeds. The generator never issues an ID
+// past the recorded reservation, so after any restart or crash, resuming
+// above it can never repeat an ID, whatever the clock says.
+//
+// Why a file and not WAL: a reservation must be durable before the ID that
+// needs it is returned, from inside snowflake_nextval(), which may run in a
+// read-only or aborted-later transaction. WAL-logging it would take either a
+// custom resource manager (PG15+, with a registered ID, and replayed by every
+// standby) or a table write with its own transaction and buffer lock in the
+// hot path. A file written aside, fsynced and renamed into place
+// (durable_rename) costs two fsyncs per reservation step (half of
+// snowflake.max_clock_drift, so twice a second by default), needs nothing
+// from the transaction system, and is atomic: a reader sees the old record or
+// the new one, never a torn one.
+//
+// What that means for copies of the data directory:
+// - pg_basebackup and file-level backups copy the file as it was when copied.
+//   A standby or a restored backup (PITR) therefore knows the reservation as of
+//   the backup, not the primary's latest. To stay clear of what the old
+//   primary issued later, a server that started in recovery begins, once
+//   promoted, above now + snowflake.max_clock_drift (see shmem.cpp), and a
+//   promoted standby should get a node ID of its own (README, "Guarantees and
+//   failure modes").
+// - pg_upgrade starts a new data directory without the file: the first start
+//   after it relies on the clock, as a brand-new server does.
+// - A different epoch at start is refused: generation and decoding stop with
+//   an error until the epoch is restored or the file is removed on purpose.
+#pragma once
+
+#include <cstdint>
+
+namespace snowflake {
+
+// The file's name, relative to the data directory (every server process's working directory).
+constexpr const char *kStateFile = "snowflake.state";
+
+// What the file records.
+struct StateRecord {
+	int64_t epoch_ms;  // the epoch IDs were issued with
+	int32_t time_bits; // the layout they were issued with
+	int32_t node_bits;
+	int32_t seq_bits;
+	int64_t reserved_ms; // no ID issued has a time (ms since the epoch) above this
+};
+
+enum class StateRead {
+	Missing, // no file: nothing was issued with a durable reservation here
+	Loaded,  // record holds the file's contents
+	Corrupt, // a file is there, but it is not a valid record
+};
+
+// Reads the record; never raises an ERROR (it runs in the postmaster), but logs what is wrong.
+StateRead read_state(StateRecord &record);
+
+// Makes record durable, replacing the file atomically; false (after an ereport at elevel) on failure.
+bool write_state(const StateRecord &record, int elevel);
+
+} // namespace snowflake
