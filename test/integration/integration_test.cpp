@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -23,8 +24,7 @@ const std::string kPreload = "shared_preload_libraries = 'snowflake'";
 
 // Wall-clock Unix milliseconds, to bracket the times IDs decode to.
 int64_t unix_ms() {
-	return std::chrono::duration_cast<std::chrono::milliseconds>(
-	           std::chrono::system_clock::now().time_since_epoch())
+	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
 	    .count();
 }
 
@@ -40,6 +40,25 @@ void exec(pqxx::connection &conn, std::initializer_list<std::string> statements)
 // The node an ID decodes to.
 int32_t node_of(long long id) {
 	return decompose(id).node;
+}
+
+// The SQLSTATE query fails with on conn, or "" when it succeeds.
+std::string sqlstate_of(pqxx::connection &conn, const std::string &query) {
+	try {
+		pqxx::work tx{conn};
+		tx.exec(query);
+		tx.commit();
+		return "";
+	} catch (const pqxx::insufficient_privilege &e) {
+		return e.sqlstate().empty() ? "42501" : e.sqlstate(); // libpqxx 6.4 leaves it empty for this class
+	} catch (const pqxx::sql_error &e) {
+		return e.sqlstate();
+	}
+}
+
+// The largest of n new IDs.
+long long max_of(pqxx::connection &conn, int n) {
+	return query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, " + std::to_string(n) + ")");
 }
 
 // Polls new connections until SHOW name gives value: the postmaster has then reloaded.
@@ -73,9 +92,9 @@ TEST(Concurrency, EightConnectionsNeverShareAnId) {
 		threads.emplace_back([&, c] {
 			// Even connections select IDs in batches; odd ones insert rows that take them as a default.
 			const std::string batch = std::to_string(kBatch);
-			const std::string query =
-			    c % 2 == 0 ? "SELECT snowflake_nextval() FROM generate_series(1, " + batch + ")"
-			               : "INSERT INTO items (payload) SELECT 'row' FROM generate_series(1, " + batch + ") RETURNING id";
+			const std::string query = c % 2 == 0 ? "SELECT snowflake_nextval() FROM generate_series(1, " + batch + ")"
+			                                     : "INSERT INTO items (payload) SELECT 'row' FROM generate_series(1, " +
+			                                           batch + ") RETURNING id";
 			try {
 				pqxx::connection conn = server.connect();
 				for (int b = 0; b < kBatches; ++b) {
@@ -174,8 +193,8 @@ TEST(ClockFaults, ClockSteppingBackWhileWaitingGivesUpInsteadOfSpinning) {
 		done = true;
 	});
 	while (!done) {
-		const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-		                                                                           started);
+		const auto elapsed =
+		    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
 		exec(conn, {"SELECT snowflake_inject_clock_offset(" + std::to_string(-900 - elapsed.count()) + ")"});
 		std::this_thread::sleep_for(20ms);
 	}
@@ -228,6 +247,236 @@ TEST(Settings, OutOfRangeOrMalformedSettingsStopTheServerFromStarting) {
 		EXPECT_FALSE(server.start()) << line;
 		EXPECT_NE(server.log().find(message), std::string::npos) << line << "\n" << server.log();
 	}
+}
+
+TEST(Parallel, WorkersOfAParallelPlanShareTheGenerator) {
+	Server server("parallel", {kPreload, "snowflake.node = 11"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake", "CREATE TABLE rows AS SELECT g FROM generate_series(1, 300000) AS g",
+	            "ANALYZE rows"});
+	pqxx::work tx{conn};
+	for (const char *setting : {"parallel_setup_cost = 0", "parallel_tuple_cost = 0",
+	                            "min_parallel_table_scan_size = 0", "max_parallel_workers_per_gather = 2"})
+		tx.exec(std::string("SET LOCAL ") + setting);
+	const std::string query = "SELECT snowflake_nextval() FROM rows";
+	const std::string plan = tx.exec1("EXPLAIN (ANALYZE, FORMAT JSON) " + query)[0].as<std::string>();
+	const auto launched = plan.find("\"Workers Launched\": ");
+	ASSERT_NE(launched, std::string::npos) << plan;
+	const int workers = std::stoi(plan.substr(launched + 20));
+	std::vector<long long> ids;
+	for (const auto &row : tx.exec(query))
+		ids.push_back(row[0].as<long long>());
+	tx.commit();
+	std::sort(ids.begin(), ids.end());
+	const auto distinct = std::unique(ids.begin(), ids.end()) - ids.begin();
+	std::cout << "  " << ids.size() << " IDs from a Gather with " << workers << " workers launched; " << distinct
+	          << " distinct\n";
+	EXPECT_GE(workers, 1);
+	EXPECT_EQ(distinct, 300000);
+}
+
+TEST(ClockFaults, StepsBackWhileFourConnectionsGenerate) {
+	Server server("clock_steps", {kPreload, "snowflake.node = 9", "snowflake.fault_injection = on"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection control = server.connect();
+	exec(control, {"CREATE EXTENSION snowflake"});
+
+	// Each batch records the phase it started and ended in, and its IDs or its SQLSTATE.
+	struct Batch {
+		int phase_start, phase_end;
+		std::vector<long long> ids;
+		std::string sqlstate;
+	};
+	const std::vector<int> offsets = {0, -10, -900, -10000, 0}; // ms; the drift bound is 1 s
+	std::atomic<int> phase{0};
+	std::atomic<bool> stop{false};
+	constexpr int kThreads = 4;
+	std::vector<std::vector<Batch>> batches(kThreads);
+	std::vector<std::atomic<int>> done_in_phase(kThreads);
+	std::vector<std::thread> threads;
+	for (int t = 0; t < kThreads; ++t)
+		threads.emplace_back([&, t] {
+			pqxx::connection conn = server.connect();
+			while (!stop) {
+				Batch batch{phase, 0, {}, ""};
+				try {
+					pqxx::work tx{conn};
+					for (const auto &row : tx.exec("SELECT snowflake_nextval() FROM generate_series(1, 2000)"))
+						batch.ids.push_back(row[0].as<long long>());
+					tx.commit();
+				} catch (const pqxx::sql_error &e) {
+					batch.sqlstate = e.sqlstate();
+				}
+				batch.phase_end = phase;
+				batches[t].push_back(std::move(batch));
+				++done_in_phase[t];
+			}
+		});
+	for (size_t p = 0; p < offsets.size(); ++p) {
+		exec(control, {"SELECT snowflake_inject_clock_offset(" + std::to_string(offsets[p]) + ")"});
+		for (auto &done : done_in_phase)
+			done = 0;
+		phase = static_cast<int>(p);
+		// Let every connection finish at least five batches wholly inside this phase.
+		const auto deadline = std::chrono::steady_clock::now() + 30s;
+		while (std::any_of(done_in_phase.begin(), done_in_phase.end(), [](auto &d) { return d < 6; }) &&
+		       std::chrono::steady_clock::now() < deadline)
+			std::this_thread::sleep_for(5ms);
+	}
+	stop = true;
+	for (std::thread &t : threads)
+		t.join();
+
+	std::vector<long long> all;
+	std::vector<int> ok(offsets.size()), errors(offsets.size());
+	int wrong_errors = 0, out_of_order = 0;
+	for (const auto &per_thread : batches) {
+		long long last = -1;
+		for (const Batch &batch : per_thread) {
+			for (long long id : batch.ids) {
+				out_of_order += id <= last;
+				last = id;
+			}
+			all.insert(all.end(), batch.ids.begin(), batch.ids.end());
+			if (batch.phase_start != batch.phase_end)
+				continue; // straddles a change of clock: either outcome is right
+			(batch.sqlstate.empty() ? ok : errors)[batch.phase_start]++;
+			wrong_errors += !batch.sqlstate.empty() && batch.sqlstate != "58000";
+		}
+	}
+	std::sort(all.begin(), all.end());
+	const long long duplicates = all.size() - (std::unique(all.begin(), all.end()) - all.begin());
+	for (size_t p = 0; p < offsets.size(); ++p)
+		std::cout << "  clock offset " << offsets[p] << " ms: " << ok[p] << " batches issued, " << errors[p]
+		          << " refused\n";
+	std::cout << "  " << all.size() << " IDs in all; duplicates " << duplicates << ", out of order " << out_of_order
+	          << "\n";
+	EXPECT_EQ(duplicates, 0);
+	EXPECT_EQ(out_of_order, 0);
+	EXPECT_EQ(wrong_errors, 0);
+	for (size_t p = 0; p < offsets.size(); ++p) {
+		const bool beyond_bound = offsets[p] == -10000;
+		EXPECT_EQ(errors[p] > 0, beyond_bound) << "offset " << offsets[p];
+		EXPECT_EQ(ok[p] > 0, !beyond_bound) << "offset " << offsets[p];
+	}
+}
+
+TEST(Restart, ImmediateStopAndPostmasterKillResumeAboveEveryOldIdWithTheClock30sBehind) {
+	// A 1-minute drift bound lets IDs continue above the old ones while the clock is 30 s behind.
+	Server server("restart", {kPreload, "snowflake.node = 6", "snowflake.fault_injection = on",
+	                          "snowflake.max_clock_drift = '1min'"});
+	ASSERT_TRUE(server.start());
+	long long high = 0;
+	{
+		pqxx::connection conn = server.connect();
+		exec(conn, {"CREATE EXTENSION snowflake"});
+		high = max_of(conn, 20000);
+	}
+	for (const std::string how : {"pg_ctl stop -m immediate", "kill -9 of the postmaster"}) {
+		if (how == "pg_ctl stop -m immediate") {
+			server.stop("immediate");
+		} else {
+			ASSERT_EQ(::kill(server.postmaster_pid(), SIGKILL), 0);
+			server.stop("immediate"); // marks it stopped; its backends exit when they see the postmaster gone
+		}
+		// A new postmaster starts once the old one's processes have left shared memory.
+		const auto deadline = std::chrono::steady_clock::now() + 30s;
+		bool started = false;
+		while (!(started = server.start()) && std::chrono::steady_clock::now() < deadline)
+			std::this_thread::sleep_for(100ms);
+		ASSERT_TRUE(started) << how;
+		pqxx::connection conn = server.connect();
+		exec(conn, {"SELECT snowflake_inject_clock_offset(-30000)"});
+		const long long first = query_int(conn, "SELECT snowflake_nextval()");
+		std::cout << "  after " << how << ", with the clock 30 s behind: first ID is "
+		          << (decompose(first).time_ms - decompose(high).time_ms) << " ms above the last before\n";
+		EXPECT_GT(first, high) << how;
+		EXPECT_EQ(node_of(first), 6);
+		high = max_of(conn, 20000);
+	}
+	// With the default 1 s bound, the same clock is an error that names the drift, not a duplicate.
+	server.append_conf("snowflake.max_clock_drift = '1s'");
+	server.stop("immediate");
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"SELECT snowflake_inject_clock_offset(-30000)"});
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "58000");
+}
+
+TEST(Standby, RefusesDuringRecoveryAndStartsAboveThePrimaryOncePromoted) {
+	Server primary("primary", {kPreload, "snowflake.node = 2"});
+	ASSERT_TRUE(primary.start());
+	pqxx::connection conn = primary.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	max_of(conn, 10000);
+	Server standby("standby", Server::StandbyOf{primary});
+	ASSERT_TRUE(standby.start());
+	long long high = max_of(conn, 10000); // issued after the base backup
+
+	pqxx::connection on_standby = standby.connect();
+	EXPECT_EQ(query_int(on_standby, "SELECT pg_is_in_recovery()::int"), 1);
+	EXPECT_EQ(sqlstate_of(on_standby, "SELECT snowflake_nextval()"), "25006");
+
+	primary.stop("fast");
+	ASSERT_TRUE(standby.promote());
+	pqxx::connection promoted = standby.connect();
+	const long long first = query_int(promoted, "SELECT snowflake_nextval()");
+	std::cout << "  first ID on the promoted standby is " << (decompose(first).time_ms - decompose(high).time_ms)
+	          << " ms above the old primary's last\n";
+	EXPECT_GT(first, high);
+	EXPECT_TRUE(standby.wait_for_log("snowflake: first ID since promotion", 5s));
+}
+
+TEST(Layout, AChangedEpochOrADamagedStateFileIsRefused) {
+	Server server("layout", {kPreload, "snowflake.node = 1"});
+	ASSERT_TRUE(server.start());
+	long long high = 0;
+	{
+		pqxx::connection conn = server.connect();
+		exec(conn, {"CREATE EXTENSION snowflake"});
+		high = max_of(conn, 1000);
+	}
+	server.stop();
+	server.append_conf("snowflake.epoch = 1577836800000");
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(" + std::to_string(high) + ")"), "55000");
+		EXPECT_EQ(query_int(conn, "SELECT (state = 'epoch changed')::int FROM snowflake_stats()"), 1);
+	}
+	EXPECT_TRUE(server.wait_for_log("snowflake.epoch changed from 1288834974657 to 1577836800000", 5s));
+	server.stop();
+	server.append_conf("snowflake.epoch = 1288834974657");
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		EXPECT_GT(query_int(conn, "SELECT snowflake_nextval()"), high);
+	}
+	server.stop();
+	std::ofstream(server.data_file("snowflake.state"), std::ios::trunc) << "not a state record";
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(" + std::to_string(high) + ")"), "");
+	EXPECT_TRUE(server.wait_for_log("is not a valid snowflake state record", 5s));
+}
+
+TEST(Settings, MisconfigurationsGiveTheirDocumentedErrors) {
+	Server not_preloaded("not_preloaded", {"snowflake.node = 1"});
+	ASSERT_TRUE(not_preloaded.start());
+	pqxx::connection conn = not_preloaded.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+
+	Server no_node("no_node", {kPreload, "snowflake.fault_injection = on"});
+	ASSERT_TRUE(no_node.start());
+	pqxx::connection conn2 = no_node.connect();
+	exec(conn2, {"CREATE EXTENSION snowflake", "CREATE ROLE app LOGIN"});
+	EXPECT_EQ(sqlstate_of(conn2, "SELECT snowflake_nextval()"), "55000");
+	exec(conn2, {"SET ROLE app"});
+	EXPECT_EQ(sqlstate_of(conn2, "SELECT snowflake_inject_clock_offset(-1000)"), "42501");
 }
 
 } // namespace

@@ -40,15 +40,29 @@ long long query_int(pqxx::connection &conn, const std::string &query) {
 	return value;
 }
 
-Server::Server(const std::string &name, const std::vector<std::string> &conf_lines)
-    : dir_(work_dir() + "/" + name), data_(dir_ + "/data") {
-	if (run("rm -rf " + dir_ + " && mkdir -p " + dir_) != 0 ||
-	    run(pg_bin() + "/initdb -D " + data_ + " -A trust -U postgres >" + dir_ + "/initdb.log 2>&1") != 0)
+Server::Server(const std::string &name) : dir_(work_dir() + "/" + name), data_(dir_ + "/data") {
+	if (run("rm -rf " + dir_ + " && mkdir -p " + dir_) != 0)
+		throw std::runtime_error("could not make " + dir_);
+}
+
+Server::Server(const std::string &name, const std::vector<std::string> &conf_lines) : Server(name) {
+	if (run(pg_bin() + "/initdb -D " + data_ + " -A trust -U postgres >" + dir_ + "/initdb.log 2>&1") != 0)
 		throw std::runtime_error("initdb failed for " + dir_);
-	append_conf("listen_addresses = ''");
-	append_conf("unix_socket_directories = '" + dir_ + "'");
+	listen_here();
 	for (const std::string &line : conf_lines)
 		append_conf(line);
+}
+
+Server::Server(const std::string &name, StandbyOf standby_of) : Server(name) {
+	if (run(pg_bin() + "/pg_basebackup -D " + data_ + " -R -X stream -h " + standby_of.primary.dir_ + " -U postgres >" +
+	        dir_ + "/basebackup.log 2>&1") != 0)
+		throw std::runtime_error("pg_basebackup failed for " + dir_);
+	listen_here(); // the copied postgresql.conf names the primary's socket directory
+}
+
+void Server::listen_here() {
+	append_conf("listen_addresses = ''");
+	append_conf("unix_socket_directories = '" + dir_ + "'");
 }
 
 Server::~Server() {
@@ -72,6 +86,20 @@ void Server::append_conf(const std::string &line) {
 
 void Server::reload() {
 	run(pg_bin() + "/pg_ctl -D " + data_ + " reload >/dev/null");
+}
+
+bool Server::promote() {
+	return run(pg_bin() + "/pg_ctl -D " + data_ + " -w -t 30 promote >/dev/null") == 0;
+}
+
+int Server::postmaster_pid() const {
+	int pid = 0;
+	std::ifstream(data_ + "/postmaster.pid") >> pid;
+	return pid;
+}
+
+std::string Server::data_file(const std::string &name) const {
+	return data_ + "/" + name;
 }
 
 pqxx::connection Server::connect() const {

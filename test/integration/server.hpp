@@ -17,6 +17,11 @@ class Server {
 public:
 	// Creates the data directory (replacing any from an earlier run) with these conf lines.
 	Server(const std::string &name, const std::vector<std::string> &conf_lines);
+	// Creates a streaming standby of a running primary with pg_basebackup.
+	struct StandbyOf {
+		const Server &primary;
+	};
+	Server(const std::string &name, StandbyOf standby_of);
 	~Server();
 	Server(const Server &) = delete;
 	Server &operator=(const Server &) = delete;
@@ -29,6 +34,12 @@ public:
 	void append_conf(const std::string &line);
 	// Asks the server to reload its configuration (pg_ctl reload).
 	void reload();
+	// Promotes a standby and waits until it is a primary; false if that failed.
+	bool promote();
+	// The postmaster's process ID, from postmaster.pid.
+	int postmaster_pid() const;
+	// A file in the data directory.
+	std::string data_file(const std::string &name) const;
 
 	// A new connection to the postgres database; throws if the server is down.
 	pqxx::connection connect() const;
@@ -40,6 +51,11 @@ public:
 	std::string log() const;
 
 private:
+	// Makes an empty directory for a server called name.
+	explicit Server(const std::string &name);
+	// Sets this server's socket directory, reached only through it.
+	void listen_here();
+
 	std::string dir_;  // this server's directory: data/, the socket and server.log
 	std::string data_; // the data directory
 	bool running_ = false;
