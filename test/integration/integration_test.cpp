@@ -206,6 +206,31 @@ TEST(ClockFaults, ClockSteppingBackWhileWaitingGivesUpInsteadOfSpinning) {
 	EXPECT_TRUE(server.wait_for_log("snowflake: system clock moved backwards by", 5s));
 }
 
+TEST(ClockFaults, AWaitingCallAnswersQueryCancel) {
+	Server server("cancel",
+	              {kPreload, "snowflake.node = 4", "snowflake.fault_injection = on", "snowflake.clock_policy = wait"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_nextval()",
+	            "SELECT snowflake_inject_clock_offset(-900)"}); // the next call waits about 900 ms
+	pqxx::connection waiting = server.connect();
+	const int pid = waiting.backendpid();
+	std::string sqlstate = "none";
+	std::thread waiter([&] { sqlstate = sqlstate_of(waiting, "SELECT snowflake_nextval()"); });
+	// Cancel once the call is seen sleeping on snowflake's wait event.
+	const auto deadline = std::chrono::steady_clock::now() + 5s;
+	bool seen_waiting = false;
+	while (!seen_waiting && std::chrono::steady_clock::now() < deadline)
+		seen_waiting = query_int(conn, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid) +
+		                                   " AND wait_event_type = 'Extension'") == 1;
+	exec(conn, {"SELECT pg_cancel_backend(" + std::to_string(pid) + ")"});
+	waiter.join();
+	std::cout << "  a call waiting for the clock was " << (seen_waiting ? "seen waiting and " : "")
+	          << "cancelled with SQLSTATE " << sqlstate << "\n";
+	EXPECT_TRUE(seen_waiting);
+	EXPECT_EQ(sqlstate, "57014");
+}
+
 TEST(Settings, NodeChangeOnReloadTakesEffectForTheNextId) {
 	Server server("reload", {kPreload, "snowflake.node = 7"});
 	ASSERT_TRUE(server.start());
