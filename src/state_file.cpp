@@ -89,10 +89,12 @@ bool write_state(const StateRecord &record, int elevel) {
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not create \"%s\": %m", kTempFile)));
 		return false;
 	}
+	errno = 0;
 	const bool written = write(fd, &image, sizeof(image)) == static_cast<ssize_t>(sizeof(image));
-	const int write_errno = errno;
+	const int write_errno = errno != 0 ? errno : ENOSPC; // a short write without errno means a full disk
 	if (close(fd) != 0 || !written) {
-		errno = written ? errno : (write_errno != 0 ? write_errno : ENOSPC);
+		if (!written)
+			errno = write_errno;
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", kTempFile)));
 		return false;
 	}
