@@ -52,6 +52,8 @@ const char *state_name(const Stats &snap) {
 	switch (snap.blocked) {
 	case Blocked::StateDamaged:
 		return "state file damaged";
+	case Blocked::StateUnreadable:
+		return "state file unreadable";
 	case Blocked::LayoutChanged:
 		return "epoch changed";
 	case Blocked::No:

@@ -79,12 +79,15 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 			}
 		}
 	}
+	int64_t floor_drift = 0;
 	if (time <= floor_ms) {
 		time = floor_ms + 1;
 		seq = 0;
 		exhausted = false;
-		step.drift_ms = std::max(step.drift_ms, floor_ms - now);
+		floor_drift = floor_ms - now;
 	}
+	const int64_t last_drift = step.drift_ms;
+	step.drift_ms = std::max(last_drift, floor_drift);
 	counters.max_drift_ms = std::max(counters.max_drift_ms, step.drift_ms);
 
 	if (time < 0) {
@@ -98,7 +101,9 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 	const int64_t ahead = time - now;
 	const int64_t may_borrow = policy.clock == ClockPolicy::Borrow ? policy.max_drift_ms : 0;
 	if (ahead > may_borrow) {
-		if (step.drift_ms > policy.max_drift_ms) {
+		// A floor from the state file may lie one reservation step past IDs that borrowed the
+		// whole bound: that much is waited out, not taken for a clock that went back.
+		if (last_drift > policy.max_drift_ms || floor_drift > policy.max_drift_ms + reservation_step_ms(policy)) {
 			step.status = Status::ClockBehind;
 		} else {
 			step.status = Status::Wait;

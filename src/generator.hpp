@@ -80,7 +80,7 @@ enum class Status : int32_t {
 	Reserve,      // nothing issued: make a reservation up to reserve_ms durable, call reserved(), step again
 	NodeInvalid,  // the node is outside 0..kMaxNode (the server passes -1 when it is unset)
 	Wait,         // nothing issued: sleep wait_ms, then step again
-	ClockBehind,  // the clock lags the last ID (or the floor) by drift_ms > max_drift_ms
+	ClockBehind,  // the clock lags the last ID by more than max_drift_ms (or the floor by one step more)
 	BeforeEpoch,  // the clock reads before the epoch and nothing was issued that is later
 	TimeExhausted // the next ID would need a millisecond past the 41-bit field
 };
@@ -127,7 +127,8 @@ struct GeneratorState {
 	// Guarantees: every Issued ID is greater than every ID issued before from this
 	// state, and has a time above the floor (so never a duplicate); it decodes to
 	// node; its time is at most now + max_drift_ms (Borrow) or now (Wait), and at
-	// most reserved_ms. Only Issued changes last_id.
+	// most reserved_ms. Only Issued changes last_id. A floor up to one reservation
+	// step beyond max_drift_ms ahead of the clock is waited out, not an error.
 	Step next(int64_t now_unix_ms, int32_t node, const Policy &policy) noexcept;
 };
 

@@ -34,6 +34,13 @@ extern "C" {
 #define SNOWFLAKE_SHMEM_REQUEST_HOOK 0
 #endif
 
+// PG15 replaced the ThisTimeLineID global with GetWALInsertionTimeLine(); both need recovery to be over.
+#if PG_VERSION_NUM >= 150000
+#define current_timeline() GetWALInsertionTimeLine()
+#else
+#define current_timeline() ThisTimeLineID
+#endif
+
 // PG18 lets a module report its name and version in the magic block.
 #ifdef PG_MODULE_MAGIC_EXT
 #define SNOWFLAKE_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)

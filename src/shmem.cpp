@@ -21,8 +21,10 @@ struct SharedState {
 	int32_t node;              // node in effect; -1 when unset
 	Blocked blocked;           // set at start only
 	int64_t recorded_epoch_ms; // the state file's epoch, when blocked is LayoutChanged
+	int32_t state_errno;       // why the state file could not be read, when blocked is StateUnreadable
 	int64_t clock_offset_ms;   // added to the system clock; 0 unless a test injected a fault
-	int32_t promotion_pending; // 1 from a start in recovery until the first ID after promotion
+	uint32_t timeline;         // the WAL timeline the state file records (0: no file); then the current one
+	int32_t timeline_checked;  // 1 once a backend has compared timeline with the current one
 	int64_t waits;             // times a call slept for the clock
 	int64_t wait_ms;           // total time slept
 	GeneratorState generator;
@@ -32,25 +34,24 @@ static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layo
 
 SharedState *shared = nullptr;
 
-// In the postmaster: the last ID issued before shared memory was last torn
-// down, so that a crash restart, which re-creates shared memory, resumes above it.
-int64_t carried_last_id = -1;
-
 #if SNOWFLAKE_SHMEM_REQUEST_HOOK
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
 #endif
 shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
 
-// A call that keeps being told to wait this long past the drift bound gives up:
-// the clock is stuck or keeps stepping back.
-constexpr int64_t kWaitGraceMs = 1000;
+// How long one call may wait in all before it gives up: the longest legitimate wait
+// (the drift bound plus a restart floor's reservation step) and a second of grace. A
+// call told to wait longer sees a clock that is stuck or keeps stepping back.
+int64_t max_wait_ms(const Policy &policy) noexcept {
+	return policy.max_drift_ms + reservation_step_ms(policy) + 1000;
+}
 
 // The largest clock offset a test may inject, either way: 100 years.
 constexpr int64_t kMaxClockOffsetMs = int64_t{100} * 36525 * 24 * 3600 * 10;
 
-// The state file's record of this server's layout, with reservation reserved_ms.
-StateRecord record_for(int64_t reserved_ms) noexcept {
-	return StateRecord{epoch_ms, kTimeBits, kNodeBits, kSeqBits, reserved_ms};
+// The state file's record of this server's layout, with reservation reserved_ms made on timeline.
+StateRecord record_for(int64_t reserved_ms, uint32_t timeline) noexcept {
+	return StateRecord{epoch_ms, kTimeBits, kNodeBits, kSeqBits, reserved_ms, timeline};
 }
 
 // Reserves the struct and the tranche; only valid while preloading.
@@ -59,20 +60,20 @@ void request_shmem() {
 	RequestNamedLWLockTranche(kName, 1);
 }
 
-// Sets up a new state: the state file's reservation as a floor, the carried last ID, and whether a
-// promotion will need a floor of its own; or, if the file disagrees, why the generator must refuse.
+// Sets up a new state: the state file's reservation as a floor and its timeline; or, if the file
+// disagrees or cannot be read, why the generator must refuse.
 void initialise(SharedState &state) {
 	state.lock = &GetNamedLWLockTranche(kName)->lock;
 	state.node = node_setting;
 	state.blocked = Blocked::No;
 	state.recorded_epoch_ms = epoch_ms;
+	state.state_errno = 0;
 	state.clock_offset_ms = 0;
+	state.timeline = 0;
+	state.timeline_checked = 0;
 	state.waits = 0;
 	state.wait_ms = 0;
 	state.generator.reset();
-	state.generator.last_id = carried_last_id;
-	// A standby or a restored backup knows only an old reservation (state_file.hpp).
-	state.promotion_pending = access("standby.signal", F_OK) == 0 || access("recovery.signal", F_OK) == 0;
 
 	StateRecord record{};
 	switch (read_state(record)) {
@@ -80,6 +81,10 @@ void initialise(SharedState &state) {
 		break;
 	case StateRead::Corrupt:
 		state.blocked = Blocked::StateDamaged;
+		break;
+	case StateRead::Unreadable:
+		state.blocked = Blocked::StateUnreadable;
+		state.state_errno = errno;
 		break;
 	case StateRead::Loaded:
 		if (record.epoch_ms != epoch_ms || record.time_bits != kTimeBits || record.node_bits != kNodeBits ||
@@ -91,6 +96,7 @@ void initialise(SharedState &state) {
 			                     static_cast<long long>(record.epoch_ms), static_cast<long long>(epoch_ms))));
 		} else {
 			state.generator.resume_above(record.reserved_ms);
+			state.timeline = record.timeline;
 		}
 		break;
 	}
@@ -107,15 +113,16 @@ static void snowflake_shmem_request(void) {
 }
 #endif
 
-// on_shmem_exit in the postmaster: records the exact last ID, durably and for the next shared memory.
-static void snowflake_shmem_exit(int, Datum) {
+// on_shmem_exit in the postmaster: at a clean exit, lowers the reservation on disk to the exact last ID.
+static void snowflake_shmem_exit(int code, Datum) {
 	if (shared == nullptr)
 		return;
-	const int64_t last_id = __atomic_load_n(&shared->generator.last_id, __ATOMIC_RELAXED);
-	carried_last_id = std::max(carried_last_id, last_id);
-	// Nothing issued since start leaves the file's reservation as it is; a blocked state is not ours to overwrite.
-	if (last_id >= 0 && shared->blocked == Blocked::No)
-		(void)write_state(record_for(decompose(last_id).time_ms), LOG);
+	const GeneratorState &generator = shared->generator;
+	// After a crash, shared memory is suspect and the reservation on disk covers every ID anyway.
+	// Nothing issued since start leaves the file as it is; a blocked state is not ours to overwrite.
+	if (code == 0 && generator.last_id >= 0 && shared->blocked == Blocked::No &&
+	    decompose(generator.last_id).time_ms <= generator.reserved_ms)
+		(void)write_state(record_for(decompose(generator.last_id).time_ms, shared->timeline), LOG);
 	shared = nullptr;
 }
 
@@ -152,6 +159,15 @@ void check_not_blocked(const SharedState &state) {
 	switch (state.blocked) {
 	case Blocked::No:
 		return;
+	case Blocked::StateUnreadable:
+		errno = state.state_errno;
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake cannot generate IDs: \"%s\" in the data directory could not be read at "
+		                "server start: %m",
+		                kStateFile),
+		         errhint("Make the file readable by the server (do not remove it: it holds the high-water mark), "
+		                 "then restart the server.")));
 	case Blocked::StateDamaged:
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("snowflake cannot generate IDs: \"%s\" in the data directory is damaged", kStateFile),
@@ -226,21 +242,35 @@ int64_t monotonic_ms() noexcept {
 	elog(ERROR, "snowflake: unexpected generator status %d", static_cast<int>(step.status));
 }
 
+// On the first step since start: if the state file was written on another WAL timeline (this server
+// was promoted, or restored with PITR, since) or there is no file on a timeline past the first, an
+// old primary with this node may have issued IDs the file does not cover, up to max_clock_drift
+// ahead of its clock; sets a floor above that and returns it, else -1. The next reservation
+// records the current timeline, so a restart before it owes the floor again.
+int64_t settle_timeline(SharedState &state, const Policy &policy, int64_t clock) {
+	if (state.timeline_checked)
+		return -1;
+	state.timeline_checked = 1;
+	const uint32_t current = current_timeline();
+	const bool owed = state.timeline != current && (state.timeline != 0 || current > 1);
+	state.timeline = current;
+	if (!owed)
+		return -1;
+	const int64_t floor_ms = clock - policy.epoch_ms + policy.max_drift_ms;
+	state.generator.resume_above(floor_ms);
+	return floor_ms;
+}
+
 // One generator step under the lock, making any reservation it needs durable first. Sets
-// promoted_floor_ms when this is the first step after a promotion (it then sets a floor).
+// promoted_floor_ms when this step set the floor that follows a change of timeline.
 Step locked_step(SharedState &state, const Policy &policy, int32_t &node, int64_t &promoted_floor_ms) {
 	LWLockAcquire(state.lock, LW_EXCLUSIVE);
 	node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
 	const int64_t clock = unix_now_ms() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
-	if (state.promotion_pending) {
-		// The old primary may have issued IDs up to max_clock_drift ahead of its clock.
-		promoted_floor_ms = clock - policy.epoch_ms + policy.max_drift_ms;
-		state.generator.resume_above(promoted_floor_ms);
-		state.promotion_pending = 0;
-	}
+	promoted_floor_ms = settle_timeline(state, policy, clock);
 	Step step = state.generator.next(clock, node, policy);
 	while (step.status == Status::Reserve) {
-		write_state(record_for(step.reserve_ms), ERROR); // on failure, the ERROR releases the lock
+		write_state(record_for(step.reserve_ms, state.timeline), ERROR); // on failure, the ERROR releases the lock
 		state.generator.reserved(step.reserve_ms);
 		const int64_t regressed = step.regressed_ms;
 		step = state.generator.next(clock, node, policy);
@@ -305,8 +335,8 @@ int64_t next_id() {
 		const Step step = locked_step(state, policy, node, promoted_floor_ms);
 
 		if (promoted_floor_ms >= 0)
-			ereport(LOG, (errmsg("snowflake: first ID since promotion; IDs start above %s, clear of any the old "
-			                     "primary issued ahead of its clock",
+			ereport(LOG, (errmsg("snowflake: first ID on a new timeline (after promotion or point-in-time recovery); "
+			                     "IDs start above %s, clear of any an old primary issued ahead of its clock",
 			                     timestamptz_to_str(unix_ms_to_timestamptz(policy.epoch_ms + promoted_floor_ms)))));
 		if (step.regressed_ms > 0)
 			ereport(LOG, (errmsg("snowflake: system clock moved backwards by %lld ms",
@@ -320,11 +350,11 @@ int64_t next_id() {
 			raise_step_error(step, node, policy);
 		const int64_t started = monotonic_ms();
 		if (give_up_at < 0)
-			give_up_at = started + policy.max_drift_ms + kWaitGraceMs;
+			give_up_at = started + max_wait_ms(policy);
 		if (started >= give_up_at)
 			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
 			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
-			                       static_cast<long long>(policy.max_drift_ms + kWaitGraceMs)),
+			                       static_cast<long long>(max_wait_ms(policy))),
 			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
 		sleep_interruptibly(step.wait_ms);
 		__atomic_fetch_add(&state.waits, 1, __ATOMIC_RELAXED);
@@ -344,6 +374,7 @@ Stats read_stats() {
 	snap.node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
 	snap.blocked = state.blocked;
 	snap.recorded_epoch_ms = state.recorded_epoch_ms;
+	snap.state_errno = state.state_errno;
 	snap.generator = state.generator;
 	snap.clock_offset_ms = __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
 	LWLockRelease(state.lock);

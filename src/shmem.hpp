@@ -5,13 +5,12 @@
 //
 // Locking protocol
 // - The postmaster creates SharedState in shmem_startup_hook under
-//   AddinShmemInitLock, and initialises it only when ShmemInitStruct reports it
-//   new: from the state file's reservation (a floor for every later ID) and,
-//   after a crash restart, from the last ID the postmaster carried across. It
-//   never moves afterwards; `lock` is the single LWLock of the named tranche
-//   "snowflake".
-// - `generator` (and `promotion_pending`) are read and written only with
-//   `lock` held: LW_EXCLUSIVE to issue, LW_SHARED to take a snapshot. Issuing
+//   AddinShmemInitLock (at start, and again after a crash restart), and
+//   initialises it only when ShmemInitStruct reports it new: from the state
+//   file's reservation, a floor for every later ID. It never moves afterwards;
+//   `lock` is the single LWLock of the named tranche "snowflake".
+// - `generator`, `timeline` and `timeline_checked` are read and written only
+//   with `lock` held: LW_EXCLUSIVE to issue, LW_SHARED to take a snapshot. Issuing
 //   holds it for one GeneratorState::next() call, integer work with no
 //   allocation and nothing that can fail, except when next() asks for a new
 //   reservation: then the state file is written and fsynced under the lock,
@@ -25,9 +24,10 @@
 //   backend) and read with atomic loads under `lock`; the next ID any backend
 //   issues uses the new value. `blocked` is written only before any backend
 //   exists. The wait counters are updated with atomic adds, without the lock.
-// - At shutdown, and before a crash restart re-creates shared memory, the
-//   postmaster (every backend gone) reads the generator without the lock,
-//   writes the exact last ID to the state file and keeps it for the new state.
+// - At a clean shutdown the postmaster (every backend gone) reads the
+//   generator without the lock and writes the exact last ID to the state file.
+//   After a crash it writes nothing: shared memory is suspect, and the
+//   reservation on disk already covers every ID issued.
 #pragma once
 
 #include "generator.hpp"
@@ -39,8 +39,9 @@ namespace snowflake {
 // Why the generator refuses to run; decided once, at server start.
 enum class Blocked : int32_t {
 	No,
-	StateDamaged,  // snowflake.state is unreadable or invalid: the high-water mark is unknown
-	LayoutChanged, // snowflake.state was written with another epoch or layout
+	StateDamaged,    // snowflake.state is invalid: the high-water mark is unknown
+	StateUnreadable, // snowflake.state could not be read at start (state_errno says why)
+	LayoutChanged,   // snowflake.state was written with another epoch or layout
 };
 
 // A consistent copy of the generator and its counters, for snowflake_stats().
@@ -48,6 +49,7 @@ struct Stats {
 	int32_t node;
 	Blocked blocked;
 	int64_t recorded_epoch_ms; // the state file's epoch, when blocked is LayoutChanged
+	int32_t state_errno;       // why the state file could not be read, when blocked is StateUnreadable
 	GeneratorState generator;
 	int64_t waits;   // times a call slept for the clock
 	int64_t wait_ms; // total time slept

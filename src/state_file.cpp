@@ -32,7 +32,7 @@ struct Image {
 	int32_t time_bits;
 	int32_t node_bits;
 	int32_t seq_bits;
-	int32_t zero;
+	uint32_t timeline;
 	int64_t reserved_ms;
 	pg_crc32c crc;
 	uint32_t zero2;
@@ -56,19 +56,26 @@ StateRead read_state(StateRecord &record) {
 		if (errno == ENOENT)
 			return StateRead::Missing;
 		ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not open \"%s\": %m", kStateFile)));
-		return StateRead::Corrupt;
+		return StateRead::Unreadable;
 	}
 	Image image;
 	const ssize_t got = read(fd, &image, sizeof(image));
 	char extra;
 	const bool longer = got == static_cast<ssize_t>(sizeof(image)) && read(fd, &extra, 1) > 0;
+	const int read_errno = errno;
 	close(fd);
+	if (got < 0) {
+		errno = read_errno;
+		ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not read \"%s\": %m", kStateFile)));
+		return StateRead::Unreadable;
+	}
 	if (got != static_cast<ssize_t>(sizeof(image)) || longer || image.magic != kMagic || image.version != kVersion ||
 	    !EQ_CRC32C(image.crc, image_crc(image))) {
 		ereport(LOG, (errmsg("snowflake: \"%s\" is not a valid snowflake state record", kStateFile)));
 		return StateRead::Corrupt;
 	}
-	record = StateRecord{image.epoch_ms, image.time_bits, image.node_bits, image.seq_bits, image.reserved_ms};
+	record = StateRecord{image.epoch_ms, image.time_bits,   image.node_bits,
+	                     image.seq_bits, image.reserved_ms, image.timeline};
 	return StateRead::Loaded;
 }
 
@@ -82,6 +89,7 @@ bool write_state(const StateRecord &record, int elevel) {
 	image.node_bits = record.node_bits;
 	image.seq_bits = record.seq_bits;
 	image.reserved_ms = record.reserved_ms;
+	image.timeline = record.timeline;
 	image.crc = image_crc(image);
 
 	const int fd = open(kTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);

@@ -1,6 +1,7 @@
 // The durable high-water mark: $PGDATA/snowflake.state, a small CRC-checked
-// record of the layout IDs were issued with (epoch and bit widths) and of the
-// reservation: a time no issued ID exceeds. The generator never issues an ID
+// record of the layout IDs were issued with (epoch and bit widths), of the
+// reservation (a time no issued ID exceeds), and of the WAL timeline it was
+// written on. The generator never issues an ID
 // past the recorded reservation, so after any restart or crash, resuming
 // above it can never repeat an ID, whatever the clock says.
 //
@@ -10,19 +11,21 @@
 // custom resource manager (PG15+, with a registered ID, and replayed by every
 // standby) or a table write with its own transaction and buffer lock in the
 // hot path. A file written aside, fsynced and renamed into place
-// (durable_rename) costs two fsyncs per reservation step (half of
-// snowflake.max_clock_drift, so twice a second by default), needs nothing
+// (durable_rename) costs one small write per reservation step (half of
+// snowflake.max_clock_drift, so twice a second by default; durable_rename
+// fsyncs the new file, the old one and the directory), needs nothing
 // from the transaction system, and is atomic: a reader sees the old record or
 // the new one, never a torn one.
 //
 // What that means for copies of the data directory:
 // - pg_basebackup and file-level backups copy the file as it was when copied.
 //   A standby or a restored backup (PITR) therefore knows the reservation as of
-//   the backup, not the primary's latest. To stay clear of what the old
-//   primary issued later, a server that started in recovery begins, once
-//   promoted, above now + snowflake.max_clock_drift (see shmem.cpp), and a
-//   promoted standby should get a node ID of its own (README, "Guarantees and
-//   failure modes").
+//   the backup, not the primary's latest. Promotion and the end of PITR move
+//   the server to a new timeline; a server that finds itself on another
+//   timeline than the file's begins above now + snowflake.max_clock_drift
+//   (see shmem.cpp) before it writes the new timeline, so that floor survives
+//   a restart too. A promoted standby should still get a node ID of its own
+//   (README, "Guarantees and failure modes").
 // - pg_upgrade starts a new data directory without the file: the first start
 //   after it relies on the clock, as a brand-new server does.
 // - A different epoch at start is refused: generation and decoding stop with
@@ -43,12 +46,14 @@ struct StateRecord {
 	int32_t node_bits;
 	int32_t seq_bits;
 	int64_t reserved_ms; // no ID issued has a time (ms since the epoch) above this
+	uint32_t timeline;   // the WAL timeline the server was on when it wrote this
 };
 
 enum class StateRead {
-	Missing, // no file: nothing was issued with a durable reservation here
-	Loaded,  // record holds the file's contents
-	Corrupt, // a file is there, but it is not a valid record
+	Missing,    // no file: nothing was issued with a durable reservation here
+	Loaded,     // record holds the file's contents
+	Corrupt,    // a file is there, but it is not a valid record
+	Unreadable, // the file could not be opened or read (errno says why)
 };
 
 // Reads the record; never raises an ERROR (it runs in the postmaster), but logs what is wrong.

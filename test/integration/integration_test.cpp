@@ -314,7 +314,8 @@ TEST(ClockFaults, StepsBackWhileFourConnectionsGenerate) {
 		std::string sqlstate;
 	};
 	const std::vector<int> offsets = {0, -10, -900, -10000, 0}; // ms; the drift bound is 1 s
-	std::atomic<int> phase{0};
+	constexpr int kChanging = -1;
+	std::atomic<int> phase{kChanging};
 	std::atomic<bool> stop{false};
 	constexpr int kThreads = 4;
 	std::vector<std::vector<Batch>> batches(kThreads);
@@ -339,6 +340,7 @@ TEST(ClockFaults, StepsBackWhileFourConnectionsGenerate) {
 			}
 		});
 	for (size_t p = 0; p < offsets.size(); ++p) {
+		phase = kChanging; // batches that overlap the change of clock count for no phase
 		exec(control, {"SELECT snowflake_inject_clock_offset(" + std::to_string(offsets[p]) + ")"});
 		for (auto &done : done_in_phase)
 			done = 0;
@@ -364,8 +366,8 @@ TEST(ClockFaults, StepsBackWhileFourConnectionsGenerate) {
 				last = id;
 			}
 			all.insert(all.end(), batch.ids.begin(), batch.ids.end());
-			if (batch.phase_start != batch.phase_end)
-				continue; // straddles a change of clock: either outcome is right
+			if (batch.phase_start != batch.phase_end || batch.phase_start == kChanging)
+				continue; // overlaps a change of clock: either outcome is right
 			(batch.sqlstate.empty() ? ok : errors)[batch.phase_start]++;
 			wrong_errors += !batch.sqlstate.empty() && batch.sqlstate != "58000";
 		}
@@ -396,6 +398,16 @@ TEST(Restart, ImmediateStopAndPostmasterKillResumeAboveEveryOldIdWithTheClock30s
 	{
 		pqxx::connection conn = server.connect();
 		exec(conn, {"CREATE EXTENSION snowflake"});
+		high = max_of(conn, 20000);
+	}
+	// A clean stop records the exact last ID: the next start resumes right above it.
+	server.stop("fast");
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		EXPECT_EQ(query_int(conn, "SELECT (reserved_until = snowflake_timestamp(" + std::to_string(high) +
+		                              "))::int FROM snowflake_stats()"),
+		          1);
 		high = max_of(conn, 20000);
 	}
 	for (const std::string how : {"pg_ctl stop -m immediate", "kill -9 of the postmaster"}) {
@@ -430,30 +442,37 @@ TEST(Restart, ImmediateStopAndPostmasterKillResumeAboveEveryOldIdWithTheClock30s
 }
 
 TEST(Standby, RefusesDuringRecoveryAndStartsAboveThePrimaryOncePromoted) {
-	Server primary("primary", {kPreload, "snowflake.node = 2"});
+	// The primary's last IDs borrow 8 s ahead of its clock (within its 10 s bound); the promoted
+	// standby must start above them, even when it restarts before issuing anything.
+	Server primary("primary", {kPreload, "snowflake.node = 2", "snowflake.fault_injection = on",
+	                           "snowflake.max_clock_drift = '10s'"});
 	ASSERT_TRUE(primary.start());
 	pqxx::connection conn = primary.connect();
 	exec(conn, {"CREATE EXTENSION snowflake"});
 	max_of(conn, 10000);
 	Server standby("standby", Server::StandbyOf{primary});
 	ASSERT_TRUE(standby.start());
-	long long high = max_of(conn, 10000); // issued after the base backup
+	exec(conn, {"SELECT snowflake_inject_clock_offset(8000)"});
+	const long long high = max_of(conn, 10000); // after the base backup, 8 s ahead
 
 	pqxx::connection on_standby = standby.connect();
 	EXPECT_EQ(query_int(on_standby, "SELECT pg_is_in_recovery()::int"), 1);
 	EXPECT_EQ(sqlstate_of(on_standby, "SELECT snowflake_nextval()"), "25006");
+	EXPECT_EQ(query_int(on_standby, "SELECT (state = 'recovery')::int FROM snowflake_stats()"), 1);
 
 	primary.stop("fast");
 	ASSERT_TRUE(standby.promote());
+	standby.stop("fast"); // a restart before the first ID must not lose the floor
+	ASSERT_TRUE(standby.start());
 	pqxx::connection promoted = standby.connect();
 	const long long first = query_int(promoted, "SELECT snowflake_nextval()");
-	std::cout << "  first ID on the promoted standby is " << (decompose(first).time_ms - decompose(high).time_ms)
-	          << " ms above the old primary's last\n";
+	std::cout << "  first ID on the promoted standby (restarted before it) is "
+	          << (decompose(first).time_ms - decompose(high).time_ms) << " ms above the old primary's last\n";
 	EXPECT_GT(first, high);
-	EXPECT_TRUE(standby.wait_for_log("snowflake: first ID since promotion", 5s));
+	EXPECT_TRUE(standby.wait_for_log("snowflake: first ID on a new timeline", 5s));
 }
 
-TEST(Layout, AChangedEpochOrADamagedStateFileIsRefused) {
+TEST(Layout, AChangedEpochOrAnUnreadableOrDamagedStateFileIsRefused) {
 	Server server("layout", {kPreload, "snowflake.node = 1"});
 	ASSERT_TRUE(server.start());
 	long long high = 0;
@@ -480,6 +499,16 @@ TEST(Layout, AChangedEpochOrADamagedStateFileIsRefused) {
 		EXPECT_GT(query_int(conn, "SELECT snowflake_nextval()"), high);
 	}
 	server.stop();
+	// A state file the server cannot read refuses generation without suggesting removal.
+	run("chmod 000 " + server.data_file("snowflake.state"));
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+		EXPECT_EQ(query_int(conn, "SELECT (state = 'state file unreadable')::int FROM snowflake_stats()"), 1);
+	}
+	server.stop();
+	run("chmod 600 " + server.data_file("snowflake.state"));
 	std::ofstream(server.data_file("snowflake.state"), std::ios::trunc) << "not a state record";
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();

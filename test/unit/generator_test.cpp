@@ -343,6 +343,19 @@ TEST(Floor, AClockFarBehindTheFloorIsAnError) {
 	EXPECT_EQ(decompose(wide.id).time_ms, kT0 - kEpoch + 1);
 }
 
+TEST(Floor, ReservationSlackBeyondTheBoundIsWaitedOutNotAnError) {
+	// IDs borrowed the whole 1 s bound and the reservation reached 500 ms further: after a
+	// crash the floor is 1.5 s ahead of the clock.
+	GeneratorState state = fresh();
+	state.resume_above(kT0 - kEpoch + 1500);
+	const Step step = step_at(state, kT0, borrow());
+	EXPECT_EQ(step.status, Status::Wait);
+	EXPECT_EQ(step.wait_ms, 501);
+	GeneratorState further = fresh();
+	further.resume_above(kT0 - kEpoch + 1501);
+	EXPECT_EQ(step_at(further, kT0, borrow()).status, Status::ClockBehind);
+}
+
 TEST(Floor, IssuedIdsAboveTheFloorKeepTheirOwnOrder) {
 	GeneratorState state = fresh();
 	const int64_t before = issue(state, kT0 + 50, borrow());
