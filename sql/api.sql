@@ -12,7 +12,11 @@ SELECT p.oid::regprocedure AS function,
 FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text;
+
+SELECT oprname, oprleft::regtype, oprright::regtype, oprresult::regtype, oprcode,
+       obj_description(o.oid, 'pg_operator') IS NOT NULL AS commented
+FROM pg_operator o WHERE oprcode = 'snowflake_between'::regproc;
 
 SELECT name, setting, unit, context, vartype, min_val, max_val, enumvals
 FROM pg_settings WHERE name LIKE 'snowflake.%' ORDER BY name;

@@ -3,14 +3,15 @@
 
 -- 100,000 IDs from one statement.
 CREATE TEMP TABLE ids AS
-SELECT n, snowflake_nextval() AS id, clock_timestamp() AS issued_at FROM generate_series(1, 100000) AS n;
+SELECT n, clock_timestamp() AS before, snowflake_nextval() AS id, clock_timestamp() AS after
+FROM generate_series(1, 100000) AS n;
 SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids FROM ids;
 SELECT bool_and(id > previous) AS strictly_increasing
 FROM (SELECT id, lag(id) OVER (ORDER BY n) AS previous FROM ids) AS s WHERE previous IS NOT NULL;
--- Node 7 (main.conf), and a time within the clock policy's borrow bound (1 s) of when it was issued.
+-- Node 7 (main.conf), and a time from the call's start (to the millisecond) to the borrow bound (1 s)
+-- past its end.
 SELECT bool_and(p.node = 7) AS all_node_7,
-       bool_and(p.ts BETWEEN date_trunc('milliseconds', issued_at) - interval '1 ms'
-                         AND issued_at + interval '1 s') AS time_is_issue_time
+       bool_and(p.ts BETWEEN date_trunc('milliseconds', before) AND after + interval '1 s') AS time_is_issue_time
 FROM ids, LATERAL snowflake_parse(id) AS p;
 
 -- Later statements and transactions continue above; a rolled-back ID is not handed out again.

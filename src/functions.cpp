@@ -6,6 +6,7 @@
 // "Why the decode functions are IMMUTABLE").
 #include "pg_boundary.hpp"
 #include "shmem.hpp"
+#include "time_range.hpp"
 
 namespace snowflake {
 namespace {
@@ -21,15 +22,14 @@ Parts checked_parts(int64_t id) {
 
 // The instant an ID was issued at, on this server's epoch; ERROR when no epoch can be trusted.
 TimestampTz id_timestamptz(const Parts &parts) {
-	check_decoding_layout();
-	if (epoch_ms < 0)
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("snowflake.epoch is set, but snowflake is not loaded via shared_preload_libraries"),
-		                errdetail("Without preloading, nothing keeps the epoch fixed, so only the default epoch "
-		                          "(1288834974657) can be decoded."),
-		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
-		                        "server.")));
-	return unix_ms_to_timestamptz(epoch_ms + parts.time_ms);
+	return unix_ms_to_timestamptz(decoding_epoch() + parts.time_ms);
+}
+
+// The tstzrange argument n and its type's cache.
+const RangeType *range_arg(FunctionCallInfo fcinfo, int n, TypeCacheEntry *&typcache) {
+	const RangeType *range = PG_GETARG_RANGE_P(n);
+	typcache = range_get_typcache(fcinfo, RangeTypeGetOid(range));
+	return range;
 }
 
 // A tuple of the function's declared result type from values, NULL where nulls says.
@@ -72,6 +72,14 @@ PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
 PG_FUNCTION_INFO_V1(snowflake_stats);
+PG_FUNCTION_INFO_V1(snowflake_min_id);
+PG_FUNCTION_INFO_V1(snowflake_max_id);
+PG_FUNCTION_INFO_V1(snowflake_id_range);
+PG_FUNCTION_INFO_V1(snowflake_range_first_id);
+PG_FUNCTION_INFO_V1(snowflake_range_last_id);
+PG_FUNCTION_INFO_V1(snowflake_between);
+PG_FUNCTION_INFO_V1(snowflake_between_support);
+PG_FUNCTION_INFO_V1(snowflake_backfill_id);
 
 // snowflake_nextval() → bigint: a new ID, above every ID this server issued since start.
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
@@ -128,6 +136,59 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 Datum snowflake_inject_clock_offset(PG_FUNCTION_ARGS) {
 	snowflake::inject_clock_offset(PG_GETARG_INT64(0));
 	PG_RETURN_VOID();
+}
+
+// snowflake_min_id(ts timestamptz) → bigint: the smallest ID whose time is at or after ts.
+Datum snowflake_min_id(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(snowflake::min_id_at(PG_GETARG_TIMESTAMPTZ(0)));
+}
+
+// snowflake_max_id(ts timestamptz) → bigint: the largest ID whose time is at or before ts.
+Datum snowflake_max_id(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(snowflake::max_id_at(PG_GETARG_TIMESTAMPTZ(0)));
+}
+
+// snowflake_id_range(r tstzrange) → int8range: exactly the IDs whose time lies in r.
+Datum snowflake_id_range(PG_FUNCTION_ARGS) {
+	TypeCacheEntry *typcache;
+	const RangeType *range = snowflake::range_arg(fcinfo, 0, typcache);
+	PG_RETURN_DATUM(snowflake::id_range(range, typcache));
+}
+
+// snowflake_range_first_id(r tstzrange) → bigint: the smallest ID in r (above the largest if none is).
+Datum snowflake_range_first_id(PG_FUNCTION_ARGS) {
+	TypeCacheEntry *typcache;
+	const RangeType *range = snowflake::range_arg(fcinfo, 0, typcache);
+	PG_RETURN_INT64(snowflake::span_of_range(range, typcache).first);
+}
+
+// snowflake_range_last_id(r tstzrange) → bigint: the largest ID in r (below the smallest if none is).
+Datum snowflake_range_last_id(PG_FUNCTION_ARGS) {
+	TypeCacheEntry *typcache;
+	const RangeType *range = snowflake::range_arg(fcinfo, 0, typcache);
+	PG_RETURN_INT64(snowflake::span_of_range(range, typcache).last);
+}
+
+// snowflake_between(id bigint, r tstzrange) → boolean: whether id's time lies in r.
+Datum snowflake_between(PG_FUNCTION_ARGS) {
+	const int64_t id = PG_GETARG_INT64(0);
+	TypeCacheEntry *typcache;
+	const RangeType *range = snowflake::range_arg(fcinfo, 1, typcache);
+	const snowflake::IdSpan span = snowflake::span_of_range(range, typcache);
+	PG_RETURN_BOOL(span.first <= id && id <= span.last);
+}
+
+// snowflake_between_support(internal): rewrites snowflake_between(id, r) as an ID range for the planner.
+Datum snowflake_between_support(PG_FUNCTION_ARGS) {
+	Node *request = reinterpret_cast<Node *>(PG_GETARG_POINTER(0));
+	if (!IsA(request, SupportRequestSimplify))
+		PG_RETURN_POINTER(nullptr);
+	PG_RETURN_POINTER(snowflake::simplify_between(*reinterpret_cast<SupportRequestSimplify *>(request)->fcall));
+}
+
+// snowflake_backfill_id(ts timestamptz, seq integer) → bigint: an ID for a past time that no generator issues.
+Datum snowflake_backfill_id(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(snowflake::backfill_id(PG_GETARG_TIMESTAMPTZ(0), PG_GETARG_INT32(1)));
 }
 
 } // extern "C"

@@ -29,6 +29,51 @@ const char *epoch_problem(int64_t epoch_ms, int64_t now_unix_ms) noexcept {
 	return nullptr;
 }
 
+namespace {
+
+// a / b rounded down and up, for any sign of a (b > 0).
+constexpr int64_t floor_div(int64_t a, int64_t b) noexcept {
+	return a / b - (a % b != 0 && a < 0);
+}
+constexpr int64_t ceil_div(int64_t a, int64_t b) noexcept {
+	return a / b + (a % b != 0 && a > 0);
+}
+
+// Whether a finite bound lies where IDs can be: from the epoch to the end of the last millisecond.
+BoundStatus check_bound(const TimeBound &bound, int64_t epoch_ms) noexcept {
+	if (bound.infinite)
+		return BoundStatus::Ok;
+	const int64_t us = bound.unix_us - epoch_ms * 1000;
+	if (us < 0)
+		return BoundStatus::BeforeEpoch;
+	if (us >= (kMaxTime + 1) * 1000)
+		return BoundStatus::AfterEnd;
+	return BoundStatus::Ok;
+}
+
+} // namespace
+
+BoundStatus id_span(TimeBound lower, TimeBound upper, int64_t epoch_ms, IdSpan &span) noexcept {
+	for (const TimeBound &bound : {lower, upper})
+		if (const BoundStatus status = check_bound(bound, epoch_ms); status != BoundStatus::Ok)
+			return status;
+	// The first and last millisecond inside the range; times of IDs are whole milliseconds.
+	int64_t first_ms = 0, last_ms = kMaxTime;
+	if (!lower.infinite) {
+		const int64_t us = lower.unix_us - epoch_ms * 1000;
+		first_ms = lower.inclusive ? ceil_div(us, 1000) : floor_div(us, 1000) + 1;
+	}
+	if (!upper.infinite) {
+		const int64_t us = upper.unix_us - epoch_ms * 1000;
+		last_ms = upper.inclusive ? floor_div(us, 1000) : ceil_div(us, 1000) - 1;
+	}
+	if (first_ms > last_ms || first_ms > kMaxTime || last_ms < 0)
+		span = IdSpan{1, 0};
+	else
+		span = IdSpan{first_id_of(first_ms), last_id_of(last_ms)};
+	return BoundStatus::Ok;
+}
+
 void GeneratorState::reset() noexcept {
 	last_id = -1;
 	last_clock_ms = std::numeric_limits<int64_t>::min();
@@ -50,7 +95,7 @@ void GeneratorState::reserved(int64_t until_ms) noexcept {
 Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &policy) noexcept {
 	const int64_t now = now_unix_ms - policy.epoch_ms;
 	Step step{Status::Issued, -1, 0, 0, 0, 0, -1};
-	if (node < 0 || node > kMaxNode) {
+	if (node < 0 || node > kMaxNode || node == policy.reserved_node) {
 		step.status = Status::NodeInvalid;
 		return step;
 	}

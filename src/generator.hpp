@@ -46,6 +46,40 @@ constexpr Parts decompose(int64_t id) noexcept {
 	             static_cast<int32_t>(id & kMaxSeq)};
 }
 
+// --- From times to IDs: the bounds that turn a time range into an ID range.
+
+// The smallest ID of millisecond time_ms (node 0, sequence 0), and the largest (node 1023, sequence 4095).
+constexpr int64_t first_id_of(int64_t time_ms) noexcept {
+	return compose(Parts{time_ms, 0, 0});
+}
+constexpr int64_t last_id_of(int64_t time_ms) noexcept {
+	return compose(Parts{time_ms, kMaxNode, kMaxSeq});
+}
+
+// One end of a time range, in Unix microseconds (PostgreSQL's precision).
+struct TimeBound {
+	bool infinite;  // no bound on this side
+	bool inclusive; // the bound's own instant belongs to the range
+	int64_t unix_us;
+};
+
+// The IDs whose time lies in a range: first..last inclusive, empty when first > last.
+struct IdSpan {
+	int64_t first;
+	int64_t last;
+};
+
+enum class BoundStatus {
+	Ok,
+	BeforeEpoch, // a finite bound lies before the epoch
+	AfterEnd,    // a finite bound lies past the last millisecond of the 41-bit field
+};
+
+// The IDs whose decoded time t satisfies lower <= t <= upper (each end inclusive or exclusive,
+// finite or infinite), exactly: an ID's time is its millisecond, so sub-millisecond bounds round
+// inward. Finite bounds must lie in [epoch, end of the layout), else the status says which side.
+BoundStatus id_span(TimeBound lower, TimeBound upper, int64_t epoch_ms, IdSpan &span) noexcept;
+
 // Parses snowflake.epoch: decimal Unix milliseconds, nothing else; false on any other text.
 bool parse_epoch(std::string_view text, int64_t &epoch_ms) noexcept;
 
@@ -64,6 +98,7 @@ struct Policy {
 	int64_t epoch_ms;     // Unix ms of time 0
 	int64_t max_drift_ms; // how far the clock may lag the last issued ID before it is an error
 	ClockPolicy clock;
+	int32_t reserved_node; // a node no generator may use (kept for backfilled IDs); -1 for none
 };
 
 // How far past an ID's time a new durable reservation reaches: half the drift bound, at least 10 ms.
@@ -78,7 +113,7 @@ constexpr int64_t reservation_step_ms(const Policy &policy) noexcept {
 enum class Status : int32_t {
 	Issued,       // id holds a new ID
 	Reserve,      // nothing issued: make a reservation up to reserve_ms durable, call reserved(), step again
-	NodeInvalid,  // the node is outside 0..kMaxNode (the server passes -1 when it is unset)
+	NodeInvalid,  // the node is outside 0..kMaxNode (-1 when unset), or is the reserved node
 	Wait,         // nothing issued: sleep wait_ms, then step again
 	ClockBehind,  // the clock lags the last ID by more than max_drift_ms (or the floor by one step more)
 	BeforeEpoch,  // the clock reads before the epoch and nothing was issued that is later

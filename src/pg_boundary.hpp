@@ -24,13 +24,16 @@ extern "C" {
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/supportnodes.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/rangetypes.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 }
 
 #include "pg_compat.hpp"
@@ -46,10 +49,11 @@ extern int max_clock_drift_ms;       // snowflake.max_clock_drift
 extern int clock_policy_setting;     // snowflake.clock_policy, a ClockPolicy value
 extern int64_t epoch_ms;             // snowflake.epoch, parsed
 extern bool fault_injection_enabled; // snowflake.fault_injection
+extern int backfill_node_setting;    // snowflake.backfill_node, -1 when unset
 
 // The policy the settings describe right now.
 inline Policy current_policy() noexcept {
-	return Policy{epoch_ms, max_clock_drift_ms, static_cast<ClockPolicy>(clock_policy_setting)};
+	return Policy{epoch_ms, max_clock_drift_ms, static_cast<ClockPolicy>(clock_policy_setting), backfill_node_setting};
 }
 
 // The wall clock in Unix milliseconds: the time the server injects into the core.

@@ -41,6 +41,13 @@ extern "C" {
 #define current_timeline() ThisTimeLineID
 #endif
 
+// PG16 added a soft-error context to make_range().
+#if PG_VERSION_NUM >= 160000
+#define snowflake_make_range(typcache, lower, upper, empty) make_range(typcache, lower, upper, empty, nullptr)
+#else
+#define snowflake_make_range(typcache, lower, upper, empty) make_range(typcache, lower, upper, empty)
+#endif
+
 // PG18 lets a module report its name and version in the magic block.
 #ifdef PG_MODULE_MAGIC_EXT
 #define SNOWFLAKE_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)

@@ -211,6 +211,10 @@ int64_t monotonic_ms() noexcept {
 			                errhint("Add \"snowflake.node = N\" to postgresql.conf, with an N from 0 to %d that no "
 			                        "other server uses, then reload the configuration.",
 			                        kMaxNode)));
+		if (node == policy.reserved_node)
+			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			                errmsg("snowflake.node %d is reserved for backfilled IDs by snowflake.backfill_node", node),
+			                errhint("Give this server another node, or reserve another node for backfill.")));
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.node %d is out of range", node),
 		         errhint("Set snowflake.node to a value from 0 to %d.", kMaxNode)));
@@ -362,9 +366,17 @@ int64_t next_id() {
 	}
 }
 
-void check_decoding_layout() {
+int64_t decoding_epoch() {
 	if (shared != nullptr && shared->blocked == Blocked::LayoutChanged)
 		check_not_blocked(*shared);
+	if (epoch_ms < 0)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake.epoch is set, but snowflake is not loaded via shared_preload_libraries"),
+		                errdetail("Without preloading, nothing keeps the epoch fixed, so only the default epoch "
+		                          "(1288834974657) can be decoded."),
+		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
+		                        "server.")));
+	return epoch_ms;
 }
 
 Stats read_stats() {

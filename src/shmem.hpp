@@ -69,8 +69,9 @@ void inject_clock_offset(int64_t offset_ms);
 // The next ID of this server, above every ID it ever issued; ERRORs say why not.
 int64_t next_id();
 
-// ERROR when this server's IDs would decode differently than when they were issued.
-void check_decoding_layout();
+// The epoch to decode with; ERROR when this server's IDs would decode differently than when
+// they were issued, or when no epoch can be trusted (a custom one without preloading).
+int64_t decoding_epoch();
 
 // The generator's state and counters now; ERROR when snowflake is not preloaded.
 Stats read_stats();

@@ -23,6 +23,7 @@ int max_clock_drift_ms = 1000;
 int clock_policy_setting = static_cast<int>(ClockPolicy::Borrow);
 int64_t epoch_ms = kTwitterEpochMs;
 bool fault_injection_enabled = false;
+int backfill_node_setting = -1;
 
 namespace {
 
@@ -34,7 +35,8 @@ constexpr const char *kEpoch = "snowflake.epoch";
 constexpr const char *kMaxClockDrift = "snowflake.max_clock_drift";
 constexpr const char *kClockPolicy = "snowflake.clock_policy";
 constexpr const char *kFaultInjection = "snowflake.fault_injection";
-constexpr const char *kSettings[] = {kNode, kEpoch, kMaxClockDrift, kClockPolicy, kFaultInjection};
+constexpr const char *kBackfillNode = "snowflake.backfill_node";
+constexpr const char *kSettings[] = {kNode, kEpoch, kMaxClockDrift, kClockPolicy, kFaultInjection, kBackfillNode};
 
 // What postgresql.conf (or the command line) set each setting to before it was defined; nullptr if nothing.
 const char *configured[std::size(kSettings)] = {};
@@ -93,6 +95,10 @@ void define_reloadable_settings() {
 	                        "Within this bound snowflake borrows or waits, as snowflake.clock_policy says.",
 	                        &max_clock_drift_ms, 1000, 0, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
 	                        nullptr);
+	DefineCustomIntVariable(kBackfillNode, "Sets the node ID reserved for backfilled IDs (snowflake_backfill_id()).",
+	                        "From 0 to 1023, the same on every server and used by none of them as snowflake.node; "
+	                        "-1 (the default) means no backfill.",
+	                        &backfill_node_setting, -1, -1, kMaxNode, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 	DefineCustomEnumVariable(kClockPolicy,
 	                         "Sets what snowflake_nextval() does while the clock is behind the last issued ID.",
 	                         "borrow keeps issuing from the last issued millisecond onwards; wait sleeps until the "

@@ -17,10 +17,10 @@ constexpr int64_t kT0 = 1700000000000; // an arbitrary Unix ms well inside the l
 constexpr int32_t kNode = 7;
 
 Policy borrow(int64_t max_drift_ms = 1000) {
-	return Policy{kEpoch, max_drift_ms, ClockPolicy::Borrow};
+	return Policy{kEpoch, max_drift_ms, ClockPolicy::Borrow, -1};
 }
 Policy wait(int64_t max_drift_ms = 1000) {
-	return Policy{kEpoch, max_drift_ms, ClockPolicy::Wait};
+	return Policy{kEpoch, max_drift_ms, ClockPolicy::Wait, -1};
 }
 
 GeneratorState fresh() {
@@ -98,6 +98,14 @@ TEST(Next, NewMillisecondRestartsSequence) {
 	const Parts p = decompose(issue(state, kT0 + 5, borrow()));
 	EXPECT_EQ(p.time_ms, kT0 + 5 - kEpoch);
 	EXPECT_EQ(p.seq, 0);
+}
+
+TEST(Next, TheReservedBackfillNodeIssuesNothing) {
+	GeneratorState state = fresh();
+	Policy policy = borrow();
+	policy.reserved_node = 1023;
+	EXPECT_EQ(step_at(state, kT0, policy, 1023).status, Status::NodeInvalid);
+	EXPECT_EQ(decompose(issue(state, kT0, policy, 1022)).node, 1022);
 }
 
 TEST(Next, InvalidNodeIssuesNothing) {
@@ -375,6 +383,88 @@ TEST(Counters, CountIssuedExhaustionsRegressionsDriftAndReservations) {
 	EXPECT_EQ(state.counters.regressions, 2);
 	EXPECT_EQ(state.counters.max_drift_ms, 46); // the last ID is at kT0 + 1, the clock at kT0 - 45
 	EXPECT_EQ(state.counters.reservations, 1);
+}
+
+// --- Time ranges to ID ranges.
+
+constexpr int64_t kUs0 = kT0 * 1000; // a Unix microsecond on a millisecond boundary
+constexpr int64_t kMs0 = kT0 - kEpoch;
+
+TimeBound at(int64_t unix_us, bool inclusive) {
+	return TimeBound{false, inclusive, unix_us};
+}
+constexpr TimeBound kNone{true, false, 0};
+
+IdSpan span_of(TimeBound lower, TimeBound upper) {
+	IdSpan span{};
+	EXPECT_EQ(id_span(lower, upper, kEpoch, span), BoundStatus::Ok);
+	return span;
+}
+
+TEST(IdSpan, InclusiveAndExclusiveEndsOnWholeMilliseconds) {
+	IdSpan s = span_of(at(kUs0, true), at(kUs0 + 5000, false)); // [t, t+5ms)
+	EXPECT_EQ(s.first, first_id_of(kMs0));
+	EXPECT_EQ(s.last, last_id_of(kMs0 + 4));
+	s = span_of(at(kUs0, false), at(kUs0 + 5000, true)); // (t, t+5ms]
+	EXPECT_EQ(s.first, first_id_of(kMs0 + 1));
+	EXPECT_EQ(s.last, last_id_of(kMs0 + 5));
+}
+
+TEST(IdSpan, SubMillisecondEndsRoundInward) {
+	IdSpan s = span_of(at(kUs0 + 500, true), at(kUs0 + 5500, true)); // [t+0.5ms, t+5.5ms]
+	EXPECT_EQ(s.first, first_id_of(kMs0 + 1));
+	EXPECT_EQ(s.last, last_id_of(kMs0 + 5));
+	s = span_of(at(kUs0 + 500, false), at(kUs0 + 5500, false)); // (t+0.5ms, t+5.5ms)
+	EXPECT_EQ(s.first, first_id_of(kMs0 + 1));
+	EXPECT_EQ(s.last, last_id_of(kMs0 + 5));
+	s = span_of(at(kUs0 + 200, true), at(kUs0 + 700, true)); // no whole millisecond inside
+	EXPECT_GT(s.first, s.last);
+}
+
+TEST(IdSpan, InfiniteAndEmptyRanges) {
+	IdSpan s = span_of(kNone, kNone);
+	EXPECT_EQ(s.first, 0);
+	EXPECT_EQ(s.last, INT64_MAX);
+	s = span_of(kNone, at(kUs0, false));
+	EXPECT_EQ(s.first, 0);
+	EXPECT_EQ(s.last, last_id_of(kMs0 - 1));
+	s = span_of(at(kUs0, true), kNone);
+	EXPECT_EQ(s.first, first_id_of(kMs0));
+	EXPECT_EQ(s.last, INT64_MAX);
+	EXPECT_GT(span_of(at(kUs0, true), at(kUs0, false)).first, span_of(at(kUs0, true), at(kUs0, false)).last);
+	const IdSpan point = span_of(at(kUs0, true), at(kUs0, true)); // [t, t]: one millisecond
+	EXPECT_EQ(point.first, first_id_of(kMs0));
+	EXPECT_EQ(point.last, last_id_of(kMs0));
+}
+
+TEST(IdSpan, BoundsOutsideTheLayoutAreRefused) {
+	IdSpan s{};
+	const int64_t epoch_us = kEpoch * 1000, end_us = (kEpoch + kMaxTime + 1) * 1000;
+	EXPECT_EQ(id_span(at(epoch_us - 1, true), kNone, kEpoch, s), BoundStatus::BeforeEpoch);
+	EXPECT_EQ(id_span(kNone, at(epoch_us - 1, true), kEpoch, s), BoundStatus::BeforeEpoch);
+	EXPECT_EQ(id_span(kNone, at(end_us, false), kEpoch, s), BoundStatus::AfterEnd);
+	ASSERT_EQ(id_span(at(epoch_us, true), at(end_us - 1, true), kEpoch, s), BoundStatus::Ok);
+	EXPECT_EQ(s.first, 0);
+	EXPECT_EQ(s.last, INT64_MAX);
+	ASSERT_EQ(id_span(at(epoch_us, false), at(epoch_us, false), kEpoch, s), BoundStatus::Ok);
+	EXPECT_GT(s.first, s.last);
+}
+
+// For random IDs and ranges: an ID is in the span exactly when its time satisfies the range.
+TEST(IdSpan, MatchesTheTimePredicateExactly) {
+	std::mt19937_64 rng(11);
+	std::uniform_int_distribution<int64_t> offset_us(-3000, 3000);
+	for (int i = 0; i < 200000; ++i) {
+		const TimeBound lower{rng() % 8 == 0, rng() % 2 == 0, kUs0 + offset_us(rng)};
+		const TimeBound upper{rng() % 8 == 0, rng() % 2 == 0, kUs0 + offset_us(rng)};
+		const int64_t id = compose(Parts{kMs0 + offset_us(rng) / 1000, static_cast<int32_t>(rng() & kMaxNode),
+		                                 static_cast<int32_t>(rng() & kMaxSeq)});
+		const int64_t t = (decompose(id).time_ms + kEpoch) * 1000;
+		const bool above = lower.infinite || (lower.inclusive ? t >= lower.unix_us : t > lower.unix_us);
+		const bool below = upper.infinite || (upper.inclusive ? t <= upper.unix_us : t < upper.unix_us);
+		const IdSpan s = span_of(lower, upper);
+		ASSERT_EQ(s.first <= id && id <= s.last, above && below) << i;
+	}
 }
 
 // A clock that jitters, steps back and forward, and stalls: whatever it does,
