@@ -6,7 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
-  libpqxx-dev pkg-config
+  libpqxx-dev pkg-config "postgresql-$PG_MAJOR-partman"
 require_readable_tree
 
 passed=0
@@ -86,6 +86,8 @@ integration() {
     && as_postgres make -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" integrationcheck
 }
 suite integration integration
+# Benchmarks in quick mode, so they keep working; they assert nothing about speed.
+suite bench bash "$ROOT/test/bench/time_range.sh" --quick
 
 echo
 [ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"

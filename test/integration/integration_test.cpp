@@ -531,6 +531,13 @@ TEST(Settings, MisconfigurationsGiveTheirDocumentedErrors) {
 	EXPECT_EQ(sqlstate_of(conn2, "SELECT snowflake_nextval()"), "55000");
 	exec(conn2, {"SET ROLE app"});
 	EXPECT_EQ(sqlstate_of(conn2, "SELECT snowflake_inject_clock_offset(-1000)"), "42501");
+
+	Server clash("backfill_clash", {kPreload, "snowflake.node = 1023", "snowflake.backfill_node = 1023"});
+	ASSERT_TRUE(clash.start());
+	pqxx::connection conn3 = clash.connect();
+	exec(conn3, {"CREATE EXTENSION snowflake"});
+	EXPECT_EQ(sqlstate_of(conn3, "SELECT snowflake_nextval()"), "55000");
+	EXPECT_TRUE(clash.wait_for_log("snowflake.node 1023 is reserved for backfilled IDs", 5s));
 }
 
 } // namespace
