@@ -24,3 +24,10 @@ SET ROLE snowflake_watcher;
 SELECT state FROM snowflake_stats();
 RESET ROLE;
 DROP ROLE snowflake_watcher;
+
+-- snowflake_node_origins() reads each row's replication origin, which needs commit timestamps.
+SHOW track_commit_timestamp;
+CREATE TABLE origins_probe (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+SELECT * FROM snowflake_node_origins('origins_probe');
+\echo :SQLSTATE
+DROP TABLE origins_probe;

@@ -28,32 +28,9 @@ int64_t unix_ms() {
 	    .count();
 }
 
-// Runs statements, each in its own transaction.
-void exec(pqxx::connection &conn, std::initializer_list<std::string> statements) {
-	for (const std::string &sql : statements) {
-		pqxx::work tx{conn};
-		tx.exec(sql);
-		tx.commit();
-	}
-}
-
 // The node an ID decodes to.
 int32_t node_of(long long id) {
 	return decompose(id).node;
-}
-
-// The SQLSTATE query fails with on conn, or "" when it succeeds.
-std::string sqlstate_of(pqxx::connection &conn, const std::string &query) {
-	try {
-		pqxx::work tx{conn};
-		tx.exec(query);
-		tx.commit();
-		return "";
-	} catch (const pqxx::insufficient_privilege &e) {
-		return e.sqlstate().empty() ? "42501" : e.sqlstate(); // libpqxx 6.4 leaves it empty for this class
-	} catch (const pqxx::sql_error &e) {
-		return e.sqlstate();
-	}
 }
 
 // The largest of n new IDs.
@@ -63,15 +40,13 @@ long long max_of(pqxx::connection &conn, int n) {
 
 // Polls new connections until SHOW name gives value: the postmaster has then reloaded.
 bool wait_for_setting(const Server &server, const std::string &name, const std::string &value) {
-	const auto deadline = std::chrono::steady_clock::now() + 10s;
-	do {
-		pqxx::connection conn = server.connect();
-		pqxx::work tx{conn};
-		if (tx.exec1("SHOW " + name)[0].as<std::string>() == value)
-			return true;
-		std::this_thread::sleep_for(20ms);
-	} while (std::chrono::steady_clock::now() < deadline);
-	return false;
+	return wait_until(
+	    [&] {
+		    pqxx::connection conn = server.connect();
+		    pqxx::work tx{conn};
+		    return tx.exec1("SHOW " + name)[0].as<std::string>() == value;
+	    },
+	    10s);
 }
 
 TEST(Concurrency, EightConnectionsNeverShareAnId) {

@@ -40,6 +40,35 @@ long long query_int(pqxx::connection &conn, const std::string &query) {
 	return value;
 }
 
+void exec(pqxx::connection &conn, std::initializer_list<std::string> statements) {
+	for (const std::string &sql : statements) {
+		pqxx::work tx{conn};
+		tx.exec(sql);
+		tx.commit();
+	}
+}
+
+std::string sqlstate_of(pqxx::connection &conn, const std::string &query) {
+	try {
+		exec(conn, {query});
+		return "";
+	} catch (const pqxx::insufficient_privilege &e) {
+		return e.sqlstate().empty() ? "42501" : e.sqlstate(); // libpqxx 6.4 leaves it empty for this class
+	} catch (const pqxx::sql_error &e) {
+		return e.sqlstate();
+	}
+}
+
+bool wait_until(const std::function<bool()> &check, std::chrono::milliseconds timeout) {
+	const auto deadline = std::chrono::steady_clock::now() + timeout;
+	do {
+		if (check())
+			return true;
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	} while (std::chrono::steady_clock::now() < deadline);
+	return false;
+}
+
 Server::Server(const std::string &name) : dir_(work_dir() + "/" + name), data_(dir_ + "/data") {
 	if (run("rm -rf " + dir_ + " && mkdir -p " + dir_) != 0)
 		throw std::runtime_error("could not make " + dir_);
@@ -102,31 +131,29 @@ std::string Server::data_file(const std::string &name) const {
 	return data_ + "/" + name;
 }
 
+std::string Server::conninfo() const {
+	return "host=" + dir_ + " dbname=postgres user=postgres";
+}
+
 pqxx::connection Server::connect() const {
-	return pqxx::connection{"host=" + dir_ + " dbname=postgres user=postgres"};
+	return pqxx::connection{conninfo()};
 }
 
 bool Server::wait_until_accepting(std::chrono::milliseconds timeout) const {
-	const auto deadline = std::chrono::steady_clock::now() + timeout;
-	do {
-		try {
-			pqxx::connection conn = connect();
-			return true;
-		} catch (const pqxx::broken_connection &) {
-			std::this_thread::sleep_for(std::chrono::milliseconds(20));
-		}
-	} while (std::chrono::steady_clock::now() < deadline);
-	return false;
+	return wait_until(
+	    [&] {
+		    try {
+			    pqxx::connection conn = connect();
+			    return true;
+		    } catch (const pqxx::broken_connection &) {
+			    return false;
+		    }
+	    },
+	    timeout);
 }
 
 bool Server::wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const {
-	const auto deadline = std::chrono::steady_clock::now() + timeout;
-	do {
-		if (log().find(text) != std::string::npos)
-			return true;
-		std::this_thread::sleep_for(std::chrono::milliseconds(20));
-	} while (std::chrono::steady_clock::now() < deadline);
-	return false;
+	return wait_until([&] { return log().find(text) != std::string::npos; }, timeout);
 }
 
 std::string Server::log() const {

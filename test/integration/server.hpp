@@ -8,6 +8,8 @@
 #include <pqxx/pqxx>
 
 #include <chrono>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,12 @@ public:
 	// A file in the data directory.
 	std::string data_file(const std::string &name) const;
 
+	// The directory holding the server's Unix socket.
+	const std::string &socket_dir() const {
+		return dir_;
+	}
+	// The libpq connection string of the postgres database, as superuser postgres.
+	std::string conninfo() const;
 	// A new connection to the postgres database; throws if the server is down.
 	pqxx::connection connect() const;
 	// Waits until a new connection succeeds, up to timeout; false if none did.
@@ -66,5 +74,14 @@ int run(const std::string &command);
 
 // The first column of the first row of query, on a new transaction of conn.
 long long query_int(pqxx::connection &conn, const std::string &query);
+
+// Runs statements on conn, each in its own transaction.
+void exec(pqxx::connection &conn, std::initializer_list<std::string> statements);
+
+// The SQLSTATE query fails with on conn, or "" when it succeeds.
+std::string sqlstate_of(pqxx::connection &conn, const std::string &query);
+
+// Polls until check() is true, up to timeout; whether it became true.
+bool wait_until(const std::function<bool()> &check, std::chrono::milliseconds timeout);
 
 } // namespace snowflake::test
