@@ -87,7 +87,10 @@ integration() {
 }
 suite integration integration
 # Benchmarks in quick mode, so they keep working; they assert nothing about speed.
-suite bench bash "$ROOT/test/bench/time_range.sh" --quick
+bench() {
+  bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick
+}
+suite bench bench
 
 echo
 [ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"

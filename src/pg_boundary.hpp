@@ -56,11 +56,16 @@ inline Policy current_policy() noexcept {
 	return Policy{epoch_ms, max_clock_drift_ms, static_cast<ClockPolicy>(clock_policy_setting), backfill_node_setting};
 }
 
-// The wall clock in Unix milliseconds: the time the server injects into the core.
-inline int64_t unix_now_ms() noexcept {
+// The wall clock in Unix microseconds.
+inline int64_t unix_now_us() noexcept {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+	return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+}
+
+// The wall clock in Unix milliseconds: the time the server injects into the core.
+inline int64_t unix_now_ms() noexcept {
+	return unix_now_us() / 1000;
 }
 
 // The timestamptz of a Unix millisecond.

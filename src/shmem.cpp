@@ -187,10 +187,17 @@ void check_not_blocked(const SharedState &state) {
 	}
 }
 
-// Sleeps up to ms with no lock held; returns early on the latch; honours cancel and timeouts.
-void sleep_interruptibly(int64_t ms) {
-	(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, static_cast<long>(ms), PG_WAIT_EXTENSION);
-	ResetLatch(MyLatch);
+// Sleeps up to us microseconds with no lock held, then honours cancel and timeouts. A short sleep
+// (the rest of a full millisecond) is timed to the microsecond, since at the layout's ceiling every
+// overshoot is lost throughput; a signal cuts it short. A long one waits on the latch.
+void sleep_interruptibly(int64_t us) {
+	if (us < 10000) {
+		pg_usleep(static_cast<long>(us));
+	} else {
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, static_cast<long>((us + 999) / 1000),
+		                PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
 	CHECK_FOR_INTERRUPTS();
 }
 
@@ -265,13 +272,21 @@ int64_t settle_timeline(SharedState &state, const Policy &policy, int64_t clock)
 	return floor_ms;
 }
 
-// One generator step under the lock, making any reservation it needs durable first. Sets
-// promoted_floor_ms when this step set the floor that follows a change of timeline.
-Step locked_step(SharedState &state, const Policy &policy, int32_t &node, int64_t &promoted_floor_ms) {
+// What one locked step saw and decided.
+struct LockedStep {
+	Step step;
+	int32_t node;              // the node it used
+	int64_t clock_us;          // the clock reading, in Unix microseconds
+	int64_t promoted_floor_ms; // the floor it set after a change of timeline, or -1
+};
+
+// One generator step under the lock, making any reservation it needs durable first.
+LockedStep locked_step(SharedState &state, const Policy &policy) {
 	LWLockAcquire(state.lock, LW_EXCLUSIVE);
-	node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
-	const int64_t clock = unix_now_ms() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
-	promoted_floor_ms = settle_timeline(state, policy, clock);
+	const int32_t node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
+	const int64_t clock_us = unix_now_us() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED) * 1000;
+	const int64_t clock = clock_us / 1000;
+	const int64_t promoted_floor_ms = settle_timeline(state, policy, clock);
 	Step step = state.generator.next(clock, node, policy);
 	while (step.status == Status::Reserve) {
 		write_state(record_for(step.reserve_ms, state.timeline), ERROR); // on failure, the ERROR releases the lock
@@ -281,8 +296,11 @@ Step locked_step(SharedState &state, const Policy &policy, int32_t &node, int64_
 		step.regressed_ms = std::max(step.regressed_ms, regressed);
 	}
 	LWLockRelease(state.lock);
-	return step;
+	return LockedStep{step, node, clock_us, promoted_floor_ms};
 }
+
+// The next ID the long way: every check, every step kind, waits, logging and errors.
+int64_t next_id_slowly(SharedState &state, const Policy &policy);
 
 } // namespace
 
@@ -324,6 +342,22 @@ void inject_clock_offset(int64_t offset_ms) {
 
 int64_t next_id() {
 	SharedState &state = preloaded();
+	const Policy policy = current_policy();
+	// The common case under the lock, and nothing else: once this server has issued an ID (so it
+	// is not a standby, not blocked, and has settled its timeline), one more in the same or a
+	// later millisecond needs no Step, no logging and no reservation.
+	LWLockAcquire(state.lock, LW_EXCLUSIVE);
+	int64_t id;
+	const bool issued =
+	    state.generator.issue_fast(unix_now_ms() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED),
+	                               __atomic_load_n(&state.node, __ATOMIC_RELAXED), policy, id);
+	LWLockRelease(state.lock);
+	return issued ? id : next_id_slowly(state, policy);
+}
+
+namespace {
+
+int64_t next_id_slowly(SharedState &state, const Policy &policy) {
 	if (RecoveryInProgress())
 		ereport(ERROR,
 		        (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION), errmsg("cannot generate snowflake IDs during recovery"),
@@ -331,12 +365,9 @@ int64_t next_id() {
 		         errhint("Generate IDs on the primary. After promotion, give this server a snowflake.node "
 		                 "of its own.")));
 	check_not_blocked(state);
-	const Policy policy = current_policy();
 	int64_t give_up_at = -1;
 	for (;;) {
-		int32_t node = -1;
-		int64_t promoted_floor_ms = -1;
-		const Step step = locked_step(state, policy, node, promoted_floor_ms);
+		const auto [step, node, clock_us, promoted_floor_ms] = locked_step(state, policy);
 
 		if (promoted_floor_ms >= 0)
 			ereport(LOG, (errmsg("snowflake: first ID on a new timeline (after promotion or point-in-time recovery); "
@@ -360,11 +391,14 @@ int64_t next_id() {
 			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
 			                       static_cast<long long>(max_wait_ms(policy))),
 			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
-		sleep_interruptibly(step.wait_ms);
+		// Until the clock reaches the millisecond the step waits for.
+		sleep_interruptibly((clock_us / 1000 + step.wait_ms) * 1000 - clock_us);
 		__atomic_fetch_add(&state.waits, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&state.wait_ms, monotonic_ms() - started, __ATOMIC_RELAXED);
 	}
 }
+
+} // namespace
 
 int64_t decoding_epoch() {
 	if (shared != nullptr && shared->blocked == Blocked::LayoutChanged)

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -464,6 +465,44 @@ TEST(IdSpan, MatchesTheTimePredicateExactly) {
 		const bool below = upper.infinite || (upper.inclusive ? t <= upper.unix_us : t < upper.unix_us);
 		const IdSpan s = span_of(lower, upper);
 		ASSERT_EQ(s.first <= id && id <= s.last, above && below) << i;
+	}
+}
+
+// On every step of a random clock walk, the fast path either declines without touching the
+// state, or issues the ID the general step issues and leaves the state exactly as it would.
+TEST(FastPath, MatchesTheGeneralStepExactly) {
+	std::mt19937_64 rng(5);
+	for (Policy policy : {borrow(50), wait(50), borrow(0)}) {
+		policy.reserved_node = 1000;
+		GeneratorState state = fresh();
+		int64_t clock = kT0;
+		int fast = 0;
+		std::uniform_int_distribution<int> move(-40, 4);
+		for (int i = 0; i < 300000; ++i) {
+			const int r = move(rng);
+			clock += r < -36 ? -(r + 36) * 20 : (r > 0 ? r : 0); // mostly still or forward, sometimes back
+			const int32_t node = i % 50000 == 0 ? static_cast<int32_t>(rng() % 1024) : 7 + (i / 100000);
+			if (i == 150000)
+				state.resume_above(decompose(std::max<int64_t>(state.last_id, 0)).time_ms + 3); // a restart floor
+			GeneratorState general = state;
+			int64_t id = -1;
+			if (state.issue_fast(clock, node, policy, id)) {
+				++fast;
+				const Step step = general.next(clock, node, policy);
+				ASSERT_EQ(step.status, Status::Issued) << i;
+				ASSERT_EQ(step.id, id) << i;
+				ASSERT_EQ(std::memcmp(&state, &general, sizeof(state)), 0) << i;
+			} else {
+				ASSERT_EQ(std::memcmp(&state, &general, sizeof(state)), 0)
+				    << "a declined fast path changed the state " << i;
+				const Step step = step_at(state, clock, policy, node);
+				if (step.status == Status::Wait)
+					clock += step.wait_ms;
+				else if (step.status == Status::ClockBehind)
+					clock += step.drift_ms;
+			}
+		}
+		EXPECT_GT(fast, 100000); // the common cases really are common
 	}
 }
 

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# The benchmark suite: snowflake_nextval() against PostgreSQL's own sequences
+# and UUIDs, all on one server in one run (fsync on, default settings). Prints
+# markdown tables, writes them to build/bench/results.md with a PNG chart
+# (gnuplot), and asserts nothing about speed.
+#   1. One backend: SELECT count(f) FROM generate_series(1, N), best of 5, for
+#      snowflake, a plain sequence, a CACHE 100 sequence, gen_random_uuid()
+#      and the bare count(g) floor; then a run longer than the borrow bound.
+#   2. Instructions per call: callgrind on a single-user backend
+#      (postgres --single), net of the floor.
+#   3. Inserts: pgbench INSERT ... DEFAULT VALUES with a text payload, 1 and 2
+#      clients, into tables keyed by bigserial, snowflake and uuid; then each
+#      table filled to a fixed row count: insert rate, table and primary-key
+#      sizes, WAL bytes per row.
+#   4. Contention: pgbench with 8 clients on SELECT snowflake_nextval(),
+#      sampling pg_stat_activity's wait events.
+# Usage, as root from the checkout: bash test/bench/bench.sh [--quick]
+# --quick runs every part small and fast, so the test command keeps it working.
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+
+if [ "${1:-}" = --quick ]; then
+  N=200000 RUNS=1 LONG_N=0 CALLS=20000 SECONDS_EACH=2 FILL=50000 CONTENTION=2
+else
+  N=4000000 RUNS=5 LONG_N=20000000 CALLS=200000 SECONDS_EACH=60 FILL=10000000 CONTENTION=20
+fi
+
+require_root
+ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" valgrind gnuplot-nox
+require_readable_tree
+build_and_install
+
+OUT=$BUILD/bench
+DIR=$OUT/main
+rm -rf "$DIR" "$OUT/single"
+mkdir -p "$DIR" "$OUT/single"
+chmod 755 "$BUILD" "$OUT"
+chown postgres "$DIR" "$OUT/single"
+RESULTS=$OUT/results.md
+: >"$RESULTS"
+
+# Prints a line and appends it to the results file.
+say() {
+  echo "$*" | tee -a "$RESULTS"
+}
+
+# A new cluster in $1 with snowflake preloaded (node 1).
+make_cluster() {
+  as_postgres "$PG_BIN/initdb" -D "$1" -A trust -U postgres >/dev/null
+  printf "shared_preload_libraries = 'snowflake'\nsnowflake.node = 1\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
+    "$DIR" >>"$1/postgresql.conf"
+}
+
+make_cluster "$DIR/data"
+as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w start >/dev/null
+trap 'as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast stop >/dev/null' EXIT
+
+# Runs SQL on the benchmark server; -At output.
+bench_sql() {
+  as_postgres psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR" -d postgres "$@"
+}
+
+SETUP="CREATE EXTENSION snowflake; CREATE SEQUENCE s_plain; CREATE SEQUENCE s_cache CACHE 100;"
+bench_sql -c "$SETUP"
+
+say "# snowflake benchmarks"
+say
+say "$("$PG_BIN"/postgres --version), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); fsync on; $(date -u +%Y-%m-%d)."
+say
+
+# --- 1. One backend.
+NAMES=(floor snowflake nextval nextval_cache100 uuid)
+declare -A EXPR=([floor]="g" [snowflake]="snowflake_nextval()" [nextval]="nextval('s_plain')"
+  [nextval_cache100]="nextval('s_cache')" [uuid]="gen_random_uuid()")
+declare -A LABEL=([floor]="count(g) alone (floor)" [snowflake]="snowflake_nextval()" [nextval]="nextval(), plain sequence"
+  [nextval_cache100]="nextval(), CACHE 100" [uuid]="gen_random_uuid()")
+
+# Execution time in ms of SELECT count($1) over $2 rows.
+exec_ms() {
+  bench_sql -c "EXPLAIN (ANALYZE, TIMING OFF) SELECT count($1) FROM generate_series(1, $2) AS g" |
+    sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p'
+}
+
+declare -A BEST
+for _ in $(seq "$RUNS"); do # the comparators take turns, so noise treats them alike
+  for name in "${NAMES[@]}"; do
+    ms=$(exec_ms "${EXPR[$name]}" "$N")
+    if [ -z "${BEST[$name]:-}" ] || awk -v a="$ms" -v b="${BEST[$name]}" 'BEGIN { exit !(a < b) }'; then
+      BEST[$name]=$ms
+    fi
+  done
+done
+say "## One backend: SELECT count(f) FROM generate_series(1, $N), best of $RUNS"
+say
+say "| function | time (ms) | IDs/s | vs nextval() |"
+say "|---|---|---|---|"
+: >"$OUT/single.dat"
+for name in "${NAMES[@]}"; do
+  line=$(awk -v ms="${BEST[$name]}" -v n="$N" -v base="${BEST[nextval]}" -v floor="$([ "$name" = floor ] && echo 1 || echo 0)" \
+    'BEGIN { if (floor) printf "| %.0f | | |", ms; else printf "| %.0f | %.2f M | %.2fx |", ms, n / ms / 1000, base / ms }')
+  say "| ${LABEL[$name]} $line"
+  [ "$name" = floor ] || awk -v l="${LABEL[$name]}" -v ms="${BEST[$name]}" -v n="$N" 'BEGIN { printf "\"%s\" %.3f\n", l, n / ms / 1000 }' >>"$OUT/single.dat"
+done
+say
+if [ "$LONG_N" -gt 0 ]; then
+  bench_sql -c "SELECT snowflake_nextval()" >/dev/null
+  before=$(bench_sql -c "SELECT waits || ' ' || wait_time_ms FROM snowflake_stats()")
+  ms=$(exec_ms "snowflake_nextval()" "$LONG_N")
+  after=$(bench_sql -c "SELECT waits || ' ' || wait_time_ms || ' ' || max_clock_drift_ms FROM snowflake_stats()")
+  floor_ms=$(exec_ms "g" "$LONG_N")
+  read -r w0 t0 <<<"$before"
+  read -r w1 t1 drift <<<"$after"
+  say "Longer than the 1 s borrow bound: $LONG_N IDs in $(printf %.0f "$ms") ms = $(awk -v n="$LONG_N" -v ms="$ms" 'BEGIN { printf "%.2f", n / ms / 1000 }') M IDs/s ($(awk -v n="$LONG_N" -v ms="$ms" 'BEGIN { printf "%.0f", 100 * n / ms / 4096 }')% of the 4.096 M/s ceiling), $((w1 - w0)) waits for the clock ($((t1 - t0)) ms in all), largest lead over the clock ${drift} ms. The floor alone over as many rows: $(printf %.0f "$floor_ms") ms."
+  say
+fi
+
+# --- 2. Instructions per call, with callgrind on a single-user backend.
+SINGLE=$OUT/single/data
+make_cluster "$SINGLE"
+as_postgres "$PG_BIN/postgres" --single -D "$SINGLE" postgres <<<"$SETUP" >/dev/null
+# Instructions of one single-user session that runs SELECT count($1) over $CALLS rows.
+instructions() {
+  local out=$OUT/single/callgrind.$2
+  as_postgres valgrind --tool=callgrind --callgrind-out-file="$out" \
+    "$PG_BIN/postgres" --single -D "$SINGLE" postgres <<<"SELECT count($1) FROM generate_series(1, $CALLS) AS g;" \
+    >/dev/null 2>&1
+  sed -n 's/^summary: \([0-9]*\)$/\1/p' "$out"
+}
+floor_ir=$(instructions g floor)
+say "## Instructions per call (callgrind, postgres --single, $CALLS calls, net of the count(g) floor)"
+say
+say "| function | instructions per call |"
+say "|---|---|"
+: >"$OUT/instructions.dat"
+for name in snowflake nextval nextval_cache100 uuid; do
+  ir=$(instructions "${EXPR[$name]}" "$name")
+  say "| ${LABEL[$name]} | $(((ir - floor_ir) / CALLS)) |"
+  echo "\"${LABEL[$name]}\" $(((ir - floor_ir) / CALLS))" >>"$OUT/instructions.dat"
+done
+say
+
+# --- 3. Inserts.
+bench_sql <<'SQL'
+CREATE TABLE t_bigserial (id bigserial PRIMARY KEY, payload text);
+CREATE TABLE t_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text);
+CREATE TABLE t_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), payload text);
+SQL
+TABLES=(t_bigserial t_snowflake t_uuid)
+say "## Inserts: pgbench, INSERT ... (payload) VALUES (...), ${SECONDS_EACH} s each"
+say
+say "| key | 1 client (tps) | 2 clients (tps) |"
+say "|---|---|---|"
+: >"$OUT/inserts.dat"
+for table in "${TABLES[@]}"; do
+  echo "INSERT INTO $table (payload) VALUES ('a payload of some forty characters long');" >"$OUT/insert_$table.sql"
+  chmod 644 "$OUT/insert_$table.sql"
+  tps=()
+  for clients in 1 2; do
+    tps+=("$(as_postgres "$PG_BIN/pgbench" -n -h "$DIR" -c "$clients" -j "$clients" -T "$SECONDS_EACH" \
+      -f "$OUT/insert_$table.sql" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')")
+  done
+  say "| ${table#t_} | $(printf %.0f "${tps[0]}") | $(printf %.0f "${tps[1]}") |"
+  echo "\"${table#t_}\" ${tps[0]} ${tps[1]}" >>"$OUT/inserts.dat"
+done
+say
+say "## Filling each table to $FILL rows"
+say
+say "| key | rows/s | table | primary key | WAL bytes per row |"
+say "|---|---|---|---|---|"
+for table in "${TABLES[@]}"; do
+  bench_sql -c "TRUNCATE $table; CHECKPOINT"
+  lsn=$(bench_sql -c "SELECT pg_current_wal_lsn()")
+  start=$(date +%s.%N)
+  bench_sql -c "INSERT INTO $table (payload) SELECT 'a payload of some forty characters long' FROM generate_series(1, $FILL)"
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+  say "| ${table#t_} | $(awk -v n="$FILL" -v s="$secs" 'BEGIN { printf "%.0f", n / s }') | $(bench_sql -c "SELECT pg_size_pretty(pg_relation_size('$table'))") | $(bench_sql -c "SELECT pg_size_pretty(pg_relation_size('${table}_pkey'))") | $(bench_sql -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn') / $FILL, 1)") |"
+done
+say
+
+# --- 4. Contention: 8 clients on snowflake_nextval(), wait events sampled every 10 ms.
+bench_sql <<'SQL'
+CREATE TABLE samples (wait text);
+CREATE PROCEDURE sample_waits(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..n LOOP
+    INSERT INTO samples
+    SELECT coalesce(wait_event_type || ':' || wait_event, 'on CPU') FROM pg_stat_activity
+    WHERE backend_type = 'client backend' AND state = 'active' AND query LIKE 'SELECT snowflake_nextval%';
+    COMMIT; -- a new snapshot of pg_stat_activity each time
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;
+SQL
+echo "SELECT snowflake_nextval();" >"$OUT/nextval.sql"
+chmod 644 "$OUT/nextval.sql"
+as_postgres "$PG_BIN/pgbench" -n -h "$DIR" -c 8 -j 2 -T "$CONTENTION" -f "$OUT/nextval.sql" postgres >"$OUT/contention.txt" 2>/dev/null &
+pgbench_pid=$!
+bench_sql -c "CALL sample_waits($((CONTENTION * 80)))"
+wait "$pgbench_pid"
+say "## Contention: 8 clients on SELECT snowflake_nextval(), ${CONTENTION} s, $(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$OUT/contention.txt" | xargs printf %.0f) tps"
+say
+say "| state of active backends | samples | share |"
+say "|---|---|---|"
+bench_sql -F ' | ' -c "SELECT '| ' || wait, count(*), round(100.0 * count(*) / sum(count(*)) OVER (), 1) || '% |'
+                       FROM samples GROUP BY wait ORDER BY count(*) DESC" | tee -a "$RESULTS"
+say
+
+# --- The chart.
+cat >"$OUT/chart.gp" <<GP
+set terminal png size 1500,440 font ",10" noenhanced
+set output "$OUT/chart.png"
+set multiplot layout 1,3
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set grid ytics
+set xtics rotate by -20
+set title "One backend: million IDs per second (higher is better)"
+set yrange [0:*]
+plot "$OUT/single.dat" using 2:xtic(1) title "" lc rgb "#3572b0"
+set title "Instructions per call, net of the floor (lower is better; log scale)"
+set logscale y
+plot "$OUT/instructions.dat" using 2:xtic(1) title "" lc rgb "#3572b0"
+unset logscale y
+set title "Inserts: transactions per second"
+plot "$OUT/inserts.dat" using 2:xtic(1) title "1 client" lc rgb "#3572b0", '' using 3 title "2 clients" lc rgb "#f0a30a"
+unset multiplot
+GP
+gnuplot "$OUT/chart.gp"
+say "Chart: $OUT/chart.png"
