@@ -28,6 +28,9 @@ include $(PGXS)
 override CPPFLAGS := $(patsubst -I%,-isystem %,$(filter -I$(includedir)%,$(CPPFLAGS))) \
 	$(filter-out -I$(includedir)%,$(CPPFLAGS))
 
+# PGXS tracks no header dependencies: rebuild every object when any header changes.
+$(OBJS): $(wildcard src/*.hpp)
+
 # --- Unit tests of the pure core (GoogleTest from Debian's libgtest-dev).
 BUILD ?= build
 UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp

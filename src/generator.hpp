@@ -158,10 +158,11 @@ struct GeneratorState {
 	// Records that a reservation up to until_ms is durable.
 	void reserved(int64_t until_ms) noexcept;
 
-	// The common cases of next(), without building a Step: the clock in the last ID's millisecond
-	// or past it (within the reservation), or borrowing within the bound. Issues exactly the ID
-	// next() would, and leaves the state exactly as next() would (tested), or returns false
-	// having changed nothing; the caller then takes next().
+	// The common cases of next(), without building a Step: the same node, with the clock in the
+	// last ID's millisecond or past it (within the reservation), or borrowing within the bound.
+	// Issues exactly the ID next() would, leaves the state exactly as next() would, and only
+	// where next() would have nothing to report (tested); else returns false having changed
+	// nothing, and the caller takes next().
 	bool issue_fast(int64_t now_unix_ms, int32_t node, const Policy &policy, int64_t &id) noexcept {
 		const int64_t now = now_unix_ms - policy.epoch_ms;
 		if (last_id < 0 || now < last_clock_ms || node == policy.reserved_node)
@@ -169,13 +170,14 @@ struct GeneratorState {
 		const int64_t last_time = last_id >> kTimeShift;
 		const bool same_node = ((last_id >> kNodeShift) & kMaxNode) == node;
 		int64_t issued;
+		if (!same_node) // a node change is reported by next()
+			return false;
 		if (now > last_time) {
-			if (now > reserved_ms || now <= floor_ms || static_cast<uint32_t>(node) > kMaxNode)
+			if (now > reserved_ms || now <= floor_ms)
 				return false;
 			issued = compose(Parts{now, node, 0});
-		} else if (same_node && (last_id & kMaxSeq) != kMaxSeq &&
-		           (now == last_time ||
-		            (policy.clock == ClockPolicy::Borrow && last_time - now <= policy.max_drift_ms))) {
+		} else if ((last_id & kMaxSeq) != kMaxSeq && (now == last_time || (policy.clock == ClockPolicy::Borrow &&
+		                                                                   last_time - now <= policy.max_drift_ms))) {
 			issued = last_id + 1;
 			if (last_time - now > counters.max_drift_ms)
 				counters.max_drift_ms = last_time - now;

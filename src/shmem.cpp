@@ -31,6 +31,7 @@ struct SharedState {
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");
+static_assert(sizeof(SharedState) <= 256, "the generator's shared memory stays tiny (it is about 150 bytes)");
 
 SharedState *shared = nullptr;
 

@@ -492,6 +492,9 @@ TEST(FastPath, MatchesTheGeneralStepExactly) {
 				ASSERT_EQ(step.status, Status::Issued) << i;
 				ASSERT_EQ(step.id, id) << i;
 				ASSERT_EQ(std::memcmp(&state, &general, sizeof(state)), 0) << i;
+				// Nothing the general step would have reported is lost.
+				ASSERT_EQ(step.previous_node, node) << i;
+				ASSERT_EQ(step.regressed_ms, 0) << i;
 			} else {
 				ASSERT_EQ(std::memcmp(&state, &general, sizeof(state)), 0)
 				    << "a declined fast path changed the state " << i;
