@@ -176,8 +176,9 @@ struct GeneratorState {
 			if (now > reserved_ms || now <= floor_ms)
 				return false;
 			issued = compose(Parts{now, node, 0});
-		} else if ((last_id & kMaxSeq) != kMaxSeq && (now == last_time || (policy.clock == ClockPolicy::Borrow &&
-		                                                                   last_time - now <= policy.max_drift_ms))) {
+		} else if ((last_id & kMaxSeq) != kMaxSeq && last_time > floor_ms &&
+		           (now == last_time ||
+		            (policy.clock == ClockPolicy::Borrow && last_time - now <= policy.max_drift_ms))) {
 			issued = last_id + 1;
 			if (last_time - now > counters.max_drift_ms)
 				counters.max_drift_ms = last_time - now;

@@ -26,7 +26,7 @@ struct SharedState {
 	uint32_t timeline;         // the WAL timeline the state file records (0: no file); then the current one
 	int32_t timeline_checked;  // 1 once a backend has compared timeline with the current one
 	int64_t waits;             // times a call slept for the clock
-	int64_t wait_ms;           // total time slept
+	int64_t wait_us;           // total time slept
 	GeneratorState generator;
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
@@ -73,7 +73,7 @@ void initialise(SharedState &state) {
 	state.timeline = 0;
 	state.timeline_checked = 0;
 	state.waits = 0;
-	state.wait_ms = 0;
+	state.wait_us = 0;
 	state.generator.reset();
 
 	StateRecord record{};
@@ -202,11 +202,11 @@ void sleep_interruptibly(int64_t us) {
 	CHECK_FOR_INTERRUPTS();
 }
 
-// Milliseconds on a clock no one can set, to bound the time one call spends waiting.
-int64_t monotonic_ms() noexcept {
+// Microseconds on a clock no one can set, to time and bound the waits of one call.
+int64_t monotonic_us() noexcept {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+	return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
 }
 
 // Raises the ERROR for a step that can neither issue nor wait.
@@ -384,9 +384,9 @@ int64_t next_id_slowly(SharedState &state, const Policy &policy) {
 		}
 		if (step.status != Status::Wait)
 			raise_step_error(step, node, policy);
-		const int64_t started = monotonic_ms();
+		const int64_t started = monotonic_us();
 		if (give_up_at < 0)
-			give_up_at = started + max_wait_ms(policy);
+			give_up_at = started + max_wait_ms(policy) * 1000;
 		if (started >= give_up_at)
 			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
 			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
@@ -395,7 +395,7 @@ int64_t next_id_slowly(SharedState &state, const Policy &policy) {
 		// Until the clock reaches the millisecond the step waits for.
 		sleep_interruptibly((clock_us / 1000 + step.wait_ms) * 1000 - clock_us);
 		__atomic_fetch_add(&state.waits, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&state.wait_ms, monotonic_ms() - started, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&state.wait_us, monotonic_us() - started, __ATOMIC_RELAXED);
 	}
 }
 
@@ -426,7 +426,7 @@ Stats read_stats() {
 	snap.clock_offset_ms = __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
 	LWLockRelease(state.lock);
 	snap.waits = __atomic_load_n(&state.waits, __ATOMIC_RELAXED);
-	snap.wait_ms = __atomic_load_n(&state.wait_ms, __ATOMIC_RELAXED);
+	snap.wait_ms = __atomic_load_n(&state.wait_us, __ATOMIC_RELAXED) / 1000;
 	return snap;
 }
 

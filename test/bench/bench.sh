@@ -39,6 +39,11 @@ chown postgres "$DIR" "$OUT/single"
 RESULTS=$OUT/results.md
 : >"$RESULTS"
 
+# Stops unless $2 is a number: a figure that failed to parse must not print as a plausible one.
+require_number() {
+  [[ "$2" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || die "could not measure $1 (got '$2')"
+}
+
 # Prints a line and appends it to the results file.
 say() {
   echo "$*" | tee -a "$RESULTS"
@@ -85,12 +90,15 @@ declare -A BEST
 for _ in $(seq "$RUNS"); do # the comparators take turns, so noise treats them alike
   for name in "${NAMES[@]}"; do
     ms=$(exec_ms "${EXPR[$name]}" "$N")
+    require_number "$name" "$ms"
     if [ -z "${BEST[$name]:-}" ] || awk -v a="$ms" -v b="${BEST[$name]}" 'BEGIN { exit !(a < b) }'; then
       BEST[$name]=$ms
     fi
   done
 done
 say "## One backend: SELECT count(f) FROM generate_series(1, $N), best of $RUNS"
+say
+say "A run this short fits in the 1 s borrow bound, so snowflake may exceed the 4.096 M/s ceiling here."
 say
 say "| function | time (ms) | IDs/s | vs nextval() |"
 say "|---|---|---|---|"
@@ -106,11 +114,12 @@ if [ "$LONG_N" -gt 0 ]; then
   bench_sql -c "SELECT snowflake_nextval()" >/dev/null
   before=$(bench_sql -c "SELECT waits || ' ' || wait_time_ms FROM snowflake_stats()")
   ms=$(exec_ms "snowflake_nextval()" "$LONG_N")
+  require_number "the long run" "$ms"
   after=$(bench_sql -c "SELECT waits || ' ' || wait_time_ms || ' ' || max_clock_drift_ms FROM snowflake_stats()")
   floor_ms=$(exec_ms "g" "$LONG_N")
   read -r w0 t0 <<<"$before"
   read -r w1 t1 drift <<<"$after"
-  say "Longer than the 1 s borrow bound: $LONG_N IDs in $(printf %.0f "$ms") ms = $(awk -v n="$LONG_N" -v ms="$ms" 'BEGIN { printf "%.2f", n / ms / 1000 }') M IDs/s ($(awk -v n="$LONG_N" -v ms="$ms" 'BEGIN { printf "%.0f", 100 * n / ms / 4096 }')% of the 4.096 M/s ceiling), $((w1 - w0)) waits for the clock ($((t1 - t0)) ms in all), largest lead over the clock ${drift} ms. The floor alone over as many rows: $(printf %.0f "$floor_ms") ms."
+  say "Longer than the 1 s borrow bound: $LONG_N IDs in $(printf %.0f "$ms") ms = $(awk -v n="$LONG_N" -v ms="$ms" 'BEGIN { printf "%.2f", n / ms / 1000 }') M IDs/s ($(awk -v n="$LONG_N" -v ms="$ms" 'BEGIN { printf "%.0f", 100 * n / ms / 4096 }')% of the 4.096 M/s ceiling), $((w1 - w0)) waits for the clock ($((t1 - t0)) ms in all), largest lead over the clock so far ${drift} ms. The floor alone over as many rows: $(printf %.0f "$floor_ms") ms."
   say
 fi
 
@@ -126,7 +135,9 @@ instructions() {
     >/dev/null 2>&1
   sed -n 's/^summary: \([0-9]*\)$/\1/p' "$out"
 }
+# callgrind's output goes to /dev/null, so check what it left.
 floor_ir=$(instructions g floor)
+require_number "the floor's instructions" "$floor_ir"
 say "## Instructions per call (callgrind, postgres --single, $CALLS calls, net of the count(g) floor)"
 say
 say "| function | instructions per call |"
@@ -134,6 +145,7 @@ say "|---|---|"
 : >"$OUT/instructions.dat"
 for name in snowflake nextval nextval_cache100 uuid; do
   ir=$(instructions "${EXPR[$name]}" "$name")
+  require_number "$name's instructions" "$ir"
   say "| ${LABEL[$name]} | $(((ir - floor_ir) / CALLS)) |"
   echo "\"${LABEL[$name]}\" $(((ir - floor_ir) / CALLS))" >>"$OUT/instructions.dat"
 done
@@ -141,9 +153,9 @@ say
 
 # --- 3. Inserts.
 bench_sql <<'SQL'
-CREATE TABLE t_bigserial (id bigserial PRIMARY KEY, payload text);
-CREATE TABLE t_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text);
-CREATE TABLE t_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), payload text);
+CREATE TABLE t_bigserial (id bigserial PRIMARY KEY, payload text) WITH (autovacuum_enabled = off);
+CREATE TABLE t_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text) WITH (autovacuum_enabled = off);
+CREATE TABLE t_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), payload text) WITH (autovacuum_enabled = off);
 SQL
 TABLES=(t_bigserial t_snowflake t_uuid)
 # With a WAL flush per single-row commit, every key type waits on the same fsync and the key's own
@@ -163,6 +175,7 @@ for clients in 1 2; do
     TPS[$table.$clients]=$(as_postgres env PGOPTIONS="-c synchronous_commit=off" "$PG_BIN/pgbench" -n -h "$DIR" \
       -c "$clients" -j "$clients" -T "$SECONDS_EACH" -f "$OUT/insert_$table.sql" postgres 2>/dev/null |
       sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+    require_number "$table's tps" "${TPS[$table.$clients]}"
   done
 done
 : >"$OUT/inserts.dat"
@@ -191,9 +204,10 @@ CREATE TABLE samples (wait text);
 CREATE PROCEDURE sample_waits(n int) LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN 1..n LOOP
+    -- Only the wait columns are read live; state and query would come from a cached snapshot.
     INSERT INTO samples
-    SELECT coalesce(wait_event_type || ':' || wait_event, 'on CPU') FROM pg_stat_activity
-    WHERE backend_type = 'client backend' AND state = 'active' AND query LIKE 'SELECT snowflake_nextval%';
+    SELECT coalesce(wait_event_type || ':' || wait_event, 'running (no wait event)') FROM pg_stat_activity
+    WHERE application_name = 'pgbench';
     COMMIT; -- a new snapshot of pg_stat_activity each time
     PERFORM pg_sleep(0.01);
   END LOOP;
@@ -205,9 +219,13 @@ as_postgres "$PG_BIN/pgbench" -n -h "$DIR" -c 8 -j 2 -T "$CONTENTION" -f "$OUT/n
 pgbench_pid=$!
 bench_sql -c "CALL sample_waits($((CONTENTION * 80)))"
 wait "$pgbench_pid"
-say "## Contention: 8 clients on SELECT snowflake_nextval(), ${CONTENTION} s, $(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$OUT/contention.txt" | xargs printf %.0f) tps"
+tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$OUT/contention.txt")
+require_number "the contention tps" "$tps"
+say "## Contention: 8 clients on SELECT snowflake_nextval(), ${CONTENTION} s, $(printf %.0f "$tps") tps"
 say
-say "| state of active backends | samples | share |"
+say "Client:ClientRead is a backend waiting for pgbench's next query."
+say
+say "| wait event of the 8 backends | samples | share |"
 say "|---|---|---|"
 bench_sql -F ' | ' -c "SELECT '| ' || wait, count(*), round(100.0 * count(*) / sum(count(*)) OVER (), 1) || '% |'
                        FROM samples GROUP BY wait ORDER BY count(*) DESC" | tee -a "$RESULTS"
