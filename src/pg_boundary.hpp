@@ -68,10 +68,12 @@ inline int64_t unix_now_ms() noexcept {
 	return unix_now_us() / 1000;
 }
 
+// PostgreSQL's epoch, 2000-01-01 UTC, in Unix microseconds: a timestamptz plus this is Unix time.
+constexpr int64_t kPostgresEpochUnixUs = int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * 1000000;
+
 // The timestamptz of a Unix millisecond.
 inline TimestampTz unix_ms_to_timestamptz(int64_t unix_ms) noexcept {
-	constexpr int64_t kPostgresEpochUnixMs = int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * 1000;
-	return (unix_ms - kPostgresEpochUnixMs) * 1000;
+	return unix_ms * 1000 - kPostgresEpochUnixUs;
 }
 
 } // namespace snowflake

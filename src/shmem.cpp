@@ -420,8 +420,6 @@ Stats read_stats() {
 	LWLockAcquire(state.lock, LW_SHARED);
 	snap.node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
 	snap.blocked = state.blocked;
-	snap.recorded_epoch_ms = state.recorded_epoch_ms;
-	snap.state_errno = state.state_errno;
 	snap.generator = state.generator;
 	snap.clock_offset_ms = __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
 	LWLockRelease(state.lock);

@@ -48,8 +48,6 @@ enum class Blocked : int32_t {
 struct Stats {
 	int32_t node;
 	Blocked blocked;
-	int64_t recorded_epoch_ms; // the state file's epoch, when blocked is LayoutChanged
-	int32_t state_errno;       // why the state file could not be read, when blocked is StateUnreadable
 	GeneratorState generator;
 	int64_t waits;   // times a call slept for the clock
 	int64_t wait_ms; // total time slept

@@ -19,9 +19,6 @@ extern "C" {
 namespace snowflake {
 namespace {
 
-// Microseconds from 1970-01-01 to PostgreSQL's 2000-01-01.
-constexpr int64_t kPostgresEpochUnixUs = int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY * 1000000;
-
 // A finite timestamptz as a bound.
 TimeBound bound_at(TimestampTz ts, bool inclusive) noexcept {
 	return TimeBound{false, inclusive, ts + kPostgresEpochUnixUs};
