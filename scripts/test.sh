@@ -41,13 +41,13 @@ check_symbols() {
   return $missing
 }
 
-# META.json and the install script carry the control file's version.
+# META.json, CHANGELOG.md and an install or upgrade script carry the control file's version.
 check_metadata() {
   local version ok=0
   version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$ROOT/snowflake.control")
   echo "control file version: $version"
   [ "$(grep -c "\"version\": \"$version\"" "$ROOT/META.json")" -eq 2 ] || { echo "META.json versions differ"; ok=1; }
-  [ -f "$ROOT/snowflake--$version.sql" ] || { echo "no snowflake--$version.sql"; ok=1; }
+  compgen -G "$ROOT/snowflake--*$version.sql" >/dev/null || { echo "no install or upgrade script reaches $version"; ok=1; }
   grep -q "^## $version " "$ROOT/CHANGELOG.md" || { echo "CHANGELOG.md has no $version heading"; ok=1; }
   return $ok
 }
