@@ -90,6 +90,11 @@ CREATE TYPE snowflake (
     CATEGORY = 'N'
 );
 
+COMMENT ON FUNCTION snowflake_in(cstring) IS 'Input function of the snowflake type (bigint''s int8in).';
+COMMENT ON FUNCTION snowflake_out(snowflake) IS 'Output function of the snowflake type (bigint''s int8out).';
+COMMENT ON FUNCTION snowflake_recv(internal) IS 'Binary input function of the snowflake type (bigint''s int8recv).';
+COMMENT ON FUNCTION snowflake_send(snowflake) IS 'Binary output function of the snowflake type (bigint''s int8send).';
+
 COMMENT ON TYPE snowflake IS
 'A snowflake ID: bigint''s storage, operators and indexes, but emitted as a string by to_json and to_jsonb.';
 
@@ -98,6 +103,8 @@ CREATE CAST (bigint AS snowflake) WITHOUT FUNCTION AS ASSIGNMENT;
 -- So that INSERT ... VALUES (123) and integer parameters assign without a cast.
 CREATE FUNCTION snowflake(integer) RETURNS snowflake
 AS 'int48' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake(integer) IS 'Converts an integer to the snowflake type; the assignment cast from integer.';
 
 CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS ASSIGNMENT;
 
@@ -113,12 +120,11 @@ DECLARE
     nextval_sql text;
     kind "char";
     target record;
-    rels oid[];     -- every column that changes type: the target and, transitively, the FK columns referencing it
-    atts int2[];
+    rels oid[];     -- the columns that change type: the target and, transitively, the FK columns referencing it,
+    atts int2[];    -- less those already bigint
     cur_rel oid;
     seq regclass;           -- the sequence behind the default or identity, if any
     owned_seq regclass;     -- the same when it belongs to the column (serial, identity)
-    already_done boolean;
     bad text;
     max_id bigint;
     first_snowflake bigint;
@@ -196,9 +202,14 @@ BEGIN
                   HINT = 'Only smallint, integer and bigint columns (serial, bigserial, identity, a sequence default) are converted.';
     END IF;
 
-    -- Ownership: ALTER TABLE needs it on every table whose column changes.
+    -- From here on, only the columns that are not bigint yet: nothing else changes type.
+    SELECT array_agg(u.rel), array_agg(u.att) INTO rels, atts
+    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
+    WHERE a.atttypid <> 'int8'::regtype;
+
+    -- Ownership: ALTER TABLE needs it on the table and on every table whose column changes type.
     SELECT string_agg(DISTINCT c.oid::regclass::text, ', ') INTO bad
-    FROM pg_class c WHERE c.oid = ANY (rels) AND NOT pg_has_role(current_user, c.relowner, 'USAGE');
+    FROM pg_class c WHERE (c.oid = tbl OR c.oid = ANY (coalesce(rels, '{}'))) AND NOT pg_has_role(current_user, c.relowner, 'USAGE');
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'must be owner of table %', bad
             USING ERRCODE = 'insufficient_privilege',
@@ -239,9 +250,7 @@ BEGIN
         END IF;
     END IF;
 
-    SELECT coalesce(bool_and(a.atttypid = 'int8'::regtype), true) INTO already_done
-    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att;
-    IF already_done AND target.attidentity = '' AND target.default_sql IS NOT DISTINCT FROM nextval_sql THEN
+    IF rels IS NULL AND target.attidentity = '' AND target.default_sql IS NOT DISTINCT FROM nextval_sql THEN
         RAISE NOTICE 'column "%" of "%" already takes snowflake IDs; nothing to do', col, tbl;
         RETURN;
     END IF;
@@ -281,8 +290,7 @@ BEGIN
     seq_name := seq::text;
     SELECT string_agg(format('%s.%I', u.rel::regclass, a.attname), ', ' ORDER BY u.rel::regclass::text, a.attname)
     INTO widened_names
-    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
-    WHERE a.atttypid <> 'int8'::regtype;
+    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att;
     SELECT string_agg(v::regclass::text, ', ' ORDER BY v::regclass::text) INTO view_names FROM unnest(view_oids) v;
 
     IF view_oids IS NOT NULL THEN
@@ -345,10 +353,8 @@ BEGIN
         SELECT string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', ' ORDER BY a.attnum)
         INTO stmt
         FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
-        WHERE u.rel = cur_rel AND a.atttypid <> 'int8'::regtype;
-        IF stmt IS NOT NULL THEN
-            EXECUTE format('ALTER TABLE %s %s', cur_rel::regclass, stmt);
-        END IF;
+        WHERE u.rel = cur_rel;
+        EXECUTE format('ALTER TABLE %s %s', cur_rel::regclass, stmt);
     END LOOP;
 
     EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, nextval_sql);
@@ -361,7 +367,7 @@ BEGIN
     END LOOP;
 
     RAISE NOTICE 'column "%" of "%" now defaults to snowflake_nextval()', col, tbl
-        USING DETAIL = concat_ws(' ', format('Widened to bigint: %s.', widened_names),
+        USING DETAIL = concat_ws(' ', CASE WHEN widened_names IS NOT NULL THEN format('Widened to bigint: %s.', widened_names) END,
             CASE WHEN target.attidentity <> '' THEN format('Dropped the identity and its sequence %s.', seq_name)
                  WHEN owned_seq IS NOT NULL THEN format('Dropped sequence %s.', seq_name)
                  WHEN seq IS NOT NULL THEN format('Kept sequence %s, which the column does not own.', seq_name) END,

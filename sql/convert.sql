@@ -70,6 +70,14 @@ SELECT snowflake_convert_column('stamped', 'id');
 CREATE TABLE by_id (id serial, v text) PARTITION BY RANGE (id);
 SELECT snowflake_convert_column('by_id', 'id');
 \echo :SQLSTATE
+-- (A bigint partition key needs no new type, so it converts.)
+CREATE TABLE by_big_id (id bigserial, v text) PARTITION BY RANGE (id);
+CREATE TABLE by_big_id_low PARTITION OF by_big_id FOR VALUES FROM (0) TO (1000000);
+CREATE TABLE by_big_id_high PARTITION OF by_big_id FOR VALUES FROM (1000000) TO (MAXVALUE);
+INSERT INTO by_big_id (v) VALUES ('old');
+SELECT snowflake_convert_column('by_big_id', 'id');
+INSERT INTO by_big_id (v) VALUES ('new');
+SELECT tableoid::regclass AS partition, v FROM by_big_id ORDER BY id;
 CREATE TABLE by_day (id serial, day date) PARTITION BY RANGE (day);
 CREATE TABLE by_day_2026 PARTITION OF by_day FOR VALUES FROM ('2026-01-01') TO ('2027-01-01') PARTITION BY HASH (id);
 CREATE TABLE by_day_2026_0 PARTITION OF by_day_2026 FOR VALUES WITH (MODULUS 1, REMAINDER 0);
@@ -168,6 +176,13 @@ SELECT count(*) AS objects_changed FROM (
     (SELECT oid, relname FROM pg_class WHERE relnamespace = 'conv'::regnamespace EXCEPT SELECT * FROM oids_before)
     UNION ALL
     (SELECT * FROM oids_before EXCEPT SELECT oid, relname FROM pg_class WHERE relnamespace = 'conv'::regnamespace)) d;
+
+-- A foreign key added later as integer: a second run widens it.
+CREATE TABLE late_refs (customer_id integer REFERENCES customers);
+INSERT INTO late_refs VALUES (1);
+SELECT snowflake_convert_column('customers', 'id');
+SELECT format_type(atttypid, atttypmod) AS late_refs_type, (SELECT count(*) FROM late_refs JOIN customers ON id = customer_id) AS joined
+FROM pg_attribute WHERE attrelid = 'late_refs'::regclass AND attname = 'customer_id';
 
 -- A partitioned table's own column, with a view on one partition.
 CREATE TABLE measurements (id serial, day date NOT NULL, v real, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
