@@ -73,6 +73,16 @@ SELECT count(*) AS groups FROM (SELECT id FROM sf_posts GROUP BY id) g;
 SELECT castsource::regtype, casttarget::regtype, castcontext, castmethod FROM pg_cast
 WHERE casttarget = 'snowflake'::regtype OR castsource = 'snowflake'::regtype ORDER BY 1::text, 2::text;
 
+-- An existing bigint key switches to the type in place: neither the table nor its index is rewritten.
+CREATE TABLE sf_switch (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), parent bigint REFERENCES sf_switch);
+INSERT INTO sf_switch (parent) VALUES (NULL);
+INSERT INTO sf_switch (parent) SELECT id FROM sf_switch;
+CREATE TEMP TABLE sf_files AS SELECT relname, relfilenode FROM pg_class WHERE relname IN ('sf_switch', 'sf_switch_pkey');
+ALTER TABLE sf_switch ALTER COLUMN id TYPE snowflake;
+SELECT count(*) AS files_kept FROM pg_class c JOIN sf_files f USING (relname) WHERE c.relfilenode = f.relfilenode;
+SELECT json_typeof(to_json(s) -> 'id') AS id, json_typeof(to_json(s) -> 'parent') AS parent FROM sf_switch s WHERE parent IS NOT NULL;
+DROP TABLE sf_switch;
+
 -- pg_dump of a database with snowflake columns restores, and new IDs come after the restored ones.
 CREATE SCHEMA sf_dump;
 CREATE TABLE sf_dump.items (id snowflake PRIMARY KEY DEFAULT snowflake_nextval(), parent snowflake REFERENCES sf_dump.items);
