@@ -164,6 +164,14 @@ BEGIN
                                 (SELECT t.relid::regclass FROM pg_partition_tree(pg_partition_root(tbl)) t WHERE t.level = 0));
     END IF;
 
+    IF EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+               WHERE i.inhparent = tbl AND NOT c.relispartition) THEN
+        RAISE EXCEPTION '"%" has inheritance children', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'snowflake_convert_column() follows partitions, not legacy (INHERITS) table inheritance.',
+                  HINT = 'Detach the children (ALTER TABLE ... NO INHERIT), make each child''s column bigint DEFAULT snowflake_nextval(), convert the parent, then attach them again.';
+    END IF;
+
     -- The default or identity being replaced.
     IF target.attidentity <> '' THEN
         seq := pg_get_serial_sequence(tbl::text, col);

@@ -87,6 +87,12 @@ SELECT snowflake_convert_column('by_day', 'id');
 SELECT snowflake_convert_column('events_2025', 'customer_id');
 \echo :SQLSTATE
 
+-- Legacy inheritance is not followed.
+CREATE TABLE parent_t (id serial PRIMARY KEY);
+CREATE TABLE child_t () INHERITS (parent_t);
+SELECT snowflake_convert_column('parent_t', 'id');
+\echo :SQLSTATE
+
 -- One sequence feeding two tables.
 CREATE TABLE shared_a (id serial);
 CREATE TABLE shared_b (id integer DEFAULT nextval('shared_a_id_seq'));
