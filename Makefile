@@ -33,9 +33,9 @@ $(OBJS): $(wildcard src/*.hpp)
 
 # --- Unit tests of the pure core (GoogleTest from Debian's libgtest-dev).
 BUILD ?= build
-UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp
+UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp src/encoding.cpp
 
-$(BUILD)/unit_tests: $(UNIT_SRCS) src/generator.hpp
+$(BUILD)/unit_tests: $(UNIT_SRCS) src/generator.hpp src/encoding.hpp
 	@mkdir -p $(BUILD)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc -o $@ $(UNIT_SRCS) \
 		-lgtest -lgtest_main -pthread

@@ -4,6 +4,7 @@
 // which cannot change while the server runs (and is the fixed default when
 // snowflake is not preloaded); that is what makes them IMMUTABLE (see README,
 // "Why the decode functions are IMMUTABLE").
+#include "encoding.hpp"
 #include "pg_boundary.hpp"
 #include "shmem.hpp"
 #include "time_range.hpp"
@@ -11,12 +12,17 @@
 namespace snowflake {
 namespace {
 
-// The parts of a valid ID; ERROR 22023 for a negative one.
-Parts checked_parts(int64_t id) {
+// Returns only for an ID that can be valid; ERROR 22023 for a negative one.
+void check_not_negative(int64_t id) {
 	if (id < 0)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("snowflake ID must not be negative: %lld", static_cast<long long>(id)),
 		                errdetail("Bit 63, the sign bit, is 0 in every snowflake ID.")));
+}
+
+// The parts of a valid ID; ERROR 22023 for a negative one.
+Parts checked_parts(int64_t id) {
+	check_not_negative(id);
 	return decompose(id);
 }
 
@@ -189,6 +195,97 @@ Datum snowflake_between_support(PG_FUNCTION_ARGS) {
 // snowflake_backfill_id(ts timestamptz, seq integer) → bigint: an ID for a past time that no generator issues.
 Datum snowflake_backfill_id(PG_FUNCTION_ARGS) {
 	PG_RETURN_INT64(snowflake::backfill_id(PG_GETARG_TIMESTAMPTZ(0), PG_GETARG_INT32(1)));
+}
+
+} // extern "C"
+
+// --- Adoption: text encodings of IDs ---------------------------------------
+
+namespace snowflake {
+namespace {
+
+// The fixed-width text of argument 0 (an ID) in encoding e; ERROR 22023 for a negative ID.
+Datum encode_arg(FunctionCallInfo fcinfo, Encoding e) {
+	const int64_t id = PG_GETARG_INT64(0);
+	check_not_negative(id);
+	char buf[kMaxEncodedLength];
+	encode(id, e, buf);
+	return PointerGetDatum(cstring_to_text_with_len(buf, static_cast<int>(encoded_length(e))));
+}
+
+// The ID that text argument 0 encodes in e; ERROR 22P02 for malformed text.
+int64_t decode_arg(FunctionCallInfo fcinfo, Encoding e) {
+	const text *code = PG_GETARG_TEXT_PP(0);
+	const std::size_t len = VARSIZE_ANY_EXHDR(code);
+	const Decoded d = decode(VARDATA_ANY(code), len, e);
+	if (d.error == DecodeError::None)
+		return d.value;
+	const char *name = encoding_name(e);
+	const char *shown = text_to_cstring(code);
+	switch (d.error) {
+	case DecodeError::Length:
+		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
+		                errdetail("A %s snowflake ID has exactly %zu characters, not %zu.", name, encoded_length(e),
+		                          len)));
+		break;
+	case DecodeError::Character:
+		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
+		                errdetail("Byte %zu is not a %s digit.", d.position + 1, name),
+		                e == Encoding::Base32
+		                    ? errhint("Crockford base32 digits are 0-9 and A-Z without I, L, O and U; lowercase letters "
+		                              "and I, L, O (read as 1, 1, 0) are accepted.")
+		                    : 0));
+		break;
+	default:
+		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
+		                errdetail("It encodes a value above 9223372036854775807, the largest snowflake ID.")));
+	}
+	return 0;
+}
+
+} // namespace
+} // namespace snowflake
+
+extern "C" {
+
+PG_FUNCTION_INFO_V1(snowflake_to_base32);
+PG_FUNCTION_INFO_V1(snowflake_to_base62);
+PG_FUNCTION_INFO_V1(snowflake_to_hex);
+PG_FUNCTION_INFO_V1(snowflake_from_base32);
+PG_FUNCTION_INFO_V1(snowflake_from_base62);
+PG_FUNCTION_INFO_V1(snowflake_from_hex);
+
+// snowflake_to_base32(id bigint) → snowflake_code: 13 Crockford base32 digits that sort like id.
+Datum snowflake_to_base32(PG_FUNCTION_ARGS) {
+	return snowflake::encode_arg(fcinfo, snowflake::Encoding::Base32);
+}
+
+// snowflake_to_base62(id bigint) → snowflake_code: 11 base62 digits that sort like id under COLLATE "C".
+Datum snowflake_to_base62(PG_FUNCTION_ARGS) {
+	return snowflake::encode_arg(fcinfo, snowflake::Encoding::Base62);
+}
+
+// snowflake_to_hex(id bigint) → snowflake_code: 16 lowercase hex digits that sort like id.
+Datum snowflake_to_hex(PG_FUNCTION_ARGS) {
+	return snowflake::encode_arg(fcinfo, snowflake::Encoding::Hex);
+}
+
+// snowflake_from_base32(code text) → bigint: exactly the ID snowflake_to_base32 encoded.
+Datum snowflake_from_base32(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(snowflake::decode_arg(fcinfo, snowflake::Encoding::Base32));
+}
+
+// snowflake_from_base62(code text) → bigint: exactly the ID snowflake_to_base62 encoded.
+Datum snowflake_from_base62(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(snowflake::decode_arg(fcinfo, snowflake::Encoding::Base62));
+}
+
+// snowflake_from_hex(code text) → bigint: exactly the ID snowflake_to_hex encoded.
+Datum snowflake_from_hex(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(snowflake::decode_arg(fcinfo, snowflake::Encoding::Hex));
 }
 
 } // extern "C"
