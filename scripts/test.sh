@@ -52,22 +52,6 @@ check_metadata() {
   return $ok
 }
 
-# Makes $BUILD/$1 a directory the postgres user can write in.
-postgres_dir() {
-  mkdir -p "$BUILD/$1"
-  chmod 755 "$BUILD"
-  chown postgres "$BUILD/$1"
-}
-
-# pg_regress against its temporary servers, as postgres; shows the diffs on failure.
-regress() {
-  postgres_dir regress
-  if as_postgres make -s -k PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" regresscheck; then
-    return 0
-  fi
-  find "$BUILD/regress" -name regression.diffs -exec cat {} +
-  return 1
-}
 
 suite build build_and_install
 # Every later suite tests the build just made; without one, stop here.
@@ -78,7 +62,7 @@ fi
 suite symbols check_symbols
 suite metadata check_metadata
 suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
-suite regress regress
+suite regress run_regress
 # libpqxx against real servers; built as root, run as postgres.
 integration() {
   postgres_dir integration
