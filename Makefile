@@ -67,4 +67,11 @@ regresscheck-%:
 	$(pg_regress_installcheck) --outputdir=$(BUILD)/regress/$* --temp-instance=$(BUILD)/regress/$*/tmp_check \
 		--temp-config=test/regress/$*.conf --schedule=test/regress/$*.schedule --dbname=contrib_regression
 
-.PHONY: unitcheck regresscheck integrationcheck
+# --- PGXN release: the committed tree (HEAD) as snowflake-<version>.zip with that prefix;
+# .gitattributes (export-ignore) leaves out CI and the Debian packaging.
+DISTFILE ?= snowflake-$(EXTVERSION).zip
+
+dist:
+	git archive --format=zip --prefix=snowflake-$(EXTVERSION)/ --output=$(DISTFILE) HEAD
+
+.PHONY: unitcheck regresscheck integrationcheck dist
