@@ -43,6 +43,13 @@ def meta_problems(meta, files, version):
     return problems
 
 
+def report(failures):
+    """Prints the failures; the exit status."""
+    for failure in failures:
+        print("FAIL: " + failure)
+    return 1 if failures else 0
+
+
 def broken_variants(meta):
     """Copies of a valid meta, each broken in one way the check must catch."""
     def variant(change):
@@ -90,6 +97,8 @@ def main(zip_path, version):
         for path in NEEDED:
             if path not in files:
                 failures.append("missing from the zip: " + path)
+        if "snowflake.control" not in files or "META.json" not in files:
+            return report(failures)
         control = z.read(prefix + "snowflake.control").decode()
         meta = json.loads(z.read(prefix + "META.json"))
     match = re.search(r"^default_version = '([^']*)'", control, re.M)
@@ -109,9 +118,7 @@ def main(zip_path, version):
     failures += ["META.json: " + p for p in problems]
     if not problems:
         print("META.json validates against PGXN Meta Spec %s; version %s" % (meta["meta-spec"]["version"], version))
-    for failure in failures:
-        print("FAIL: " + failure)
-    return 1 if failures else 0
+    return report(failures)
 
 
 with open(os.path.join(HERE, "pgxn-meta-1.0.0.schema.json")) as f:
