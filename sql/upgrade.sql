@@ -55,7 +55,8 @@ SELECT snowflake_inject_clock_offset(0);
 SELECT node, origin, ids, shared_node FROM snowflake_node_origins('upgrade_check.items');
 -- The support function is called by the planner, not the executor: it rewrites this filter.
 EXPLAIN (COSTS OFF)
-SELECT * FROM upgrade_check.items WHERE id <@ tstzrange('2017-09-20 13:43:08.849+00', '2017-09-20 13:43:08.850+00');
+SELECT * FROM generate_series(1::bigint, 3) AS g(id)
+WHERE id <@ tstzrange('2017-09-20 13:43:08.849+00', '2017-09-20 13:43:08.850+00');
 -- The functions this transaction did not call (only the planner support function).
 SELECT function FROM upgrade_check.functions f
 WHERE NOT EXISTS (SELECT FROM pg_stat_xact_user_functions s WHERE s.funcid = f.function::oid AND s.calls > 0)
