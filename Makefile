@@ -57,7 +57,7 @@ integrationcheck: $(BUILD)/integration_tests
 	SNOWFLAKE_TEST_DIR=$(abspath $(BUILD))/integration PG_BIN=$(shell $(PG_CONFIG) --bindir) $(BUILD)/integration_tests
 
 # --- Regression tests: each schedule gets its own preloaded (or not) temporary server.
-REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded
+REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded upgrade
 
 regresscheck: $(addprefix regresscheck-,$(REGRESS_SUITES))
 installcheck: regresscheck
@@ -67,4 +67,11 @@ regresscheck-%:
 	$(pg_regress_installcheck) --outputdir=$(BUILD)/regress/$* --temp-instance=$(BUILD)/regress/$*/tmp_check \
 		--temp-config=test/regress/$*.conf --schedule=test/regress/$*.schedule --dbname=contrib_regression
 
-.PHONY: unitcheck regresscheck integrationcheck
+# --- PGXN release: the committed tree (HEAD) as snowflake-<version>.zip with that prefix;
+# .gitattributes (export-ignore) leaves out CI and the Debian packaging.
+DISTFILE ?= snowflake-$(EXTVERSION).zip
+
+dist:
+	git archive --format=zip --prefix=snowflake-$(EXTVERSION)/ --output=$(DISTFILE) HEAD
+
+.PHONY: unitcheck regresscheck integrationcheck dist

@@ -43,6 +43,32 @@ require_readable_tree() {
     || die "the postgres user cannot read $ROOT; clone the project somewhere world-readable (not under /root)"
 }
 
+# The extension's version: default_version in the control file.
+control_version() {
+  sed -n "s/^default_version = '\(.*\)'/\1/p" "$ROOT/snowflake.control"
+}
+
+# Makes $BUILD/$1 a directory the postgres user can write in.
+postgres_dir() {
+  mkdir -p "$BUILD/$1"
+  chmod 755 "$BUILD"
+  chown postgres "$BUILD/$1"
+}
+
+# Runs every regress schedule (pg_regress, as postgres) against the installed
+# extension, with output under $1/regress ($BUILD by default); shows the diffs on failure.
+run_regress() {
+  local build=${1:-$BUILD}
+  mkdir -p "$build/regress"
+  chmod 755 "$BUILD" "$build"
+  chown postgres "$build/regress"
+  if as_postgres make -s -k PG_CONFIG="$PG_CONFIG" BUILD="$build" regresscheck; then
+    return 0
+  fi
+  find "$build/regress" -name regression.diffs -exec cat {} +
+  return 1
+}
+
 # Builds the extension with warnings as errors and installs it into PostgreSQL $PG_MAJOR.
 # (Chained with &&: callers may run it where set -e does not apply.)
 build_and_install() {

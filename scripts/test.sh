@@ -6,7 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
-  libpqxx-dev pkg-config "postgresql-$PG_MAJOR-partman"
+  libpqxx-dev pkg-config "postgresql-$PG_MAJOR-partman" git python3-jsonschema
 require_readable_tree
 
 passed=0
@@ -42,33 +42,19 @@ check_symbols() {
   return $missing
 }
 
-# META.json, CHANGELOG.md and an install or upgrade script carry the control file's version.
+# META.json, CHANGELOG.md, debian/changelog and an install or upgrade script carry the control file's version.
 check_metadata() {
   local version ok=0
-  version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$ROOT/snowflake.control")
+  version=$(control_version)
   echo "control file version: $version"
   [ "$(grep -c "\"version\": \"$version\"" "$ROOT/META.json")" -eq 2 ] || { echo "META.json versions differ"; ok=1; }
   compgen -G "$ROOT/snowflake--*$version.sql" >/dev/null || { echo "no install or upgrade script reaches $version"; ok=1; }
   grep -q "^## $version " "$ROOT/CHANGELOG.md" || { echo "CHANGELOG.md has no $version heading"; ok=1; }
+  [ "$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)" = "$version" ] \
+    || { echo "debian/changelog's latest entry is not $version"; ok=1; }
   return $ok
 }
 
-# Makes $BUILD/$1 a directory the postgres user can write in.
-postgres_dir() {
-  mkdir -p "$BUILD/$1"
-  chmod 755 "$BUILD"
-  chown postgres "$BUILD/$1"
-}
-
-# pg_regress against its temporary servers, as postgres; shows the diffs on failure.
-regress() {
-  postgres_dir regress
-  if as_postgres make -s -k PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" regresscheck; then
-    return 0
-  fi
-  find "$BUILD/regress" -name regression.diffs -exec cat {} +
-  return 1
-}
 
 suite build build_and_install
 # Every later suite tests the build just made; without one, stop here.
@@ -78,8 +64,20 @@ if [ $failed -ne 0 ]; then
 fi
 suite symbols check_symbols
 suite metadata check_metadata
+# make dist, then the zip's contents and META.json against the PGXN Meta Spec.
+dist() {
+  local zip
+  zip=$BUILD/dist/snowflake-$(control_version).zip
+  rm -rf "$BUILD/dist" && mkdir -p "$BUILD/dist"
+  make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" DISTFILE="$zip" dist \
+    && /usr/bin/python3 "$ROOT/test/dist/check_dist.py" "$zip" "$(control_version)"
+}
+suite dist dist
 suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
-suite regress regress
+suite regress run_regress
+# The Debian package: built, checked, installed in place of make install, regress
+# against its files; it puts the make install back for the suites after it.
+suite package bash "$ROOT/test/package.sh"
 # libpqxx against real servers; built as root, run as postgres.
 integration() {
   postgres_dir integration

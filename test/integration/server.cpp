@@ -10,23 +10,17 @@
 #include <thread>
 
 namespace snowflake::test {
-namespace {
-
-// The directory holding initdb and pg_ctl.
 std::string pg_bin() {
 	const char *bin = std::getenv("PG_BIN");
 	return bin != nullptr ? bin : "/usr/lib/postgresql/15/bin";
 }
 
-// The directory the suite works in.
 std::string work_dir() {
 	const char *dir = std::getenv("SNOWFLAKE_TEST_DIR");
 	if (dir == nullptr)
 		throw std::runtime_error("SNOWFLAKE_TEST_DIR is not set");
 	return dir;
 }
-
-} // namespace
 
 int run(const std::string &command) {
 	const int status = std::system(command.c_str());

@@ -72,6 +72,12 @@ private:
 // Runs a shell command; returns its exit status.
 int run(const std::string &command);
 
+// The directory holding the server's programs (initdb, pg_ctl, pg_dump): PG_BIN.
+std::string pg_bin();
+
+// The directory the suite works in: SNOWFLAKE_TEST_DIR.
+std::string work_dir();
+
 // The first column of the first row of query, on a new transaction of conn.
 long long query_int(pqxx::connection &conn, const std::string &query);
 
