@@ -34,6 +34,7 @@ check_symbols() {
   symbols=$(nm -D --defined-only "$ROOT/snowflake.so" | awk '{print $3}')
   for sym in Pg_magic_func _PG_init snowflake_nextval snowflake_timestamp snowflake_parse snowflake_inject_clock_offset snowflake_stats \
     snowflake_min_id snowflake_max_id snowflake_id_range snowflake_between snowflake_between_support snowflake_backfill_id \
+    snowflake_timestamp_layout snowflake_parse_layout snowflake_layout snowflake_nextval_block \
     pg_finfo_snowflake_nextval pg_finfo_snowflake_timestamp pg_finfo_snowflake_parse \
     pg_finfo_snowflake_inject_clock_offset pg_finfo_snowflake_stats; do
     grep -qx "$sym" <<<"$symbols" || { echo "missing unmangled symbol: $sym"; missing=1; }
