@@ -21,6 +21,9 @@ SELECT snowflake_timestamp(910499571847892992, 'twitter,epoch=1288834974658')
 -- A sonyflake-layout ID: tick 100 (1 s after the epoch, 10 ms each), machine 40000, sequence 5.
 SELECT * FROM snowflake_parse((100::bigint << 24) | (40000 << 8) | 5, 'sonyflake');
 SELECT * FROM snowflake_parse((100::bigint << 24) | (40000 << 8) | 5, 'sonyflake,epoch=0');
+-- The Sonyflake library puts its sequence above the machine ID: order=seq-node decodes its IDs.
+SELECT * FROM snowflake_parse((100::bigint << 24) | (5 << 16) | 40000, 'sonyflake,order=seq-node');
+SELECT spec FROM snowflake_layout('sonyflake,order=seq-node');
 -- A js53 ID: the largest one there is, 2^53 - 1, and one past it.
 SELECT * FROM snowflake_parse(9007199254740991, 'js53');
 SELECT * FROM snowflake_parse(9007199254740992, 'js53');
@@ -58,6 +61,8 @@ SELECT * FROM snowflake_layout('time=51,unit=1ms,node=1,seq=11');
 SELECT * FROM snowflake_layout('time=1,unit=1ms,node=31,seq=31');
 \echo :SQLSTATE
 SELECT * FROM snowflake_layout('twitter,colour=blue');
+\echo :SQLSTATE
+SELECT * FROM snowflake_layout('sonyflake,order=seq');
 \echo :SQLSTATE
 SELECT * FROM snowflake_layout('twitter,epoch=-1');
 \echo :SQLSTATE

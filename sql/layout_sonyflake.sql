@@ -66,3 +66,5 @@ ALTER SYSTEM SET snowflake.layout = 'time=39,unit=10ms,node=16,seq=9';
 \echo :SQLSTATE
 ALTER SYSTEM SET snowflake.layout = 'sonyflake,epoch=0';
 \echo :SQLSTATE
+ALTER SYSTEM SET snowflake.layout = 'sonyflake,order=seq-node';
+\echo :SQLSTATE

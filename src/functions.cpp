@@ -31,7 +31,7 @@ Parts checked_parts(int64_t id, const LayoutSpec &spec) {
 		                       spec.name),
 		                errdetail("IDs of this layout are below 2^%d.", layout.time_shift() + layout.time_bits),
 		                errhint("Decode it with the layout it was made in: snowflake_parse(id, 'layout').")));
-	return layout.decompose(id);
+	return spec.decode(id);
 }
 
 // The instant a tick of a layout starts at.
@@ -261,7 +261,8 @@ Datum snowflake_layout(PG_FUNCTION_ARGS) {
 	char canonical[64];
 	format_layout(layout, canonical);
 	Datum values[10] = {CStringGetTextDatum(spec.name),
-	                    CStringGetTextDatum(psprintf("%s,epoch=%lld", canonical, static_cast<long long>(spec.epoch_ms))),
+	                    CStringGetTextDatum(psprintf("%s,epoch=%lld%s", canonical, static_cast<long long>(spec.epoch_ms),
+	                                                 spec.seq_above_node ? ",order=seq-node" : "")),
 	                    Int32GetDatum(layout.time_bits),
 	                    Datum(0), // the unit, below
 	                    Int32GetDatum(layout.node_bits),

@@ -101,15 +101,19 @@ const char *parse_layout(std::string_view text, LayoutSpec &spec) noexcept {
 				if (value != "1ms" && value != "10ms" && value != "1s")
 					return "The unit must be 1ms, 10ms or 1s.";
 				parsed.layout.unit_ms = value == "1ms" ? 1 : value == "10ms" ? 10 : 1000;
+			} else if (key == "order") {
+				if (value != "node-seq" && value != "seq-node")
+					return "The order is node-seq (the default: node above sequence) or seq-node (Sonyflake's).";
+				parsed.seq_above_node = value == "seq-node";
 			} else if (key == "epoch") {
 				if (!parse_number(value, 0, kMaxEpochMs, number))
 					return "epoch takes Unix milliseconds from 0 to 253402300799999 (9999-12-31).";
 				parsed.epoch_ms = number;
 				parsed.epoch_given = true;
 			} else {
-				return "The keys of a layout are time, unit, node, seq and epoch.";
+				return "The keys of a layout are time, unit, node, seq, epoch and order.";
 			}
-			if (key != "epoch")
+			if (key != "epoch" && key != "order")
 				parsed.name = "custom"; // until the widths turn out to be a preset's (below)
 		}
 		first = false;
@@ -122,7 +126,7 @@ const char *parse_layout(std::string_view text, LayoutSpec &spec) noexcept {
 		return "A layout without a preset must name all of time, unit, node and seq.";
 	if (const char *problem = layout_problem(parsed.layout))
 		return problem;
-	// Widths equal to a preset's are that preset (the epoch aside), whatever way they were written.
+	// Widths equal to a preset's are that preset (epoch and order aside), whatever way they were written.
 	LayoutSpec named{};
 	for (const char *name : {"twitter", "sonyflake", "js53"})
 		if (preset(name, named) && named.layout == parsed.layout)

@@ -91,6 +91,15 @@ struct LayoutSpec {
 	int64_t epoch_ms;  // from "epoch=", else the preset's epoch (Twitter's for a custom layout)
 	bool epoch_given;  // the text said "epoch="
 	const char *name;  // "twitter", "sonyflake", "js53" or "custom"
+	bool seq_above_node = false; // "order=seq-node": the Sonyflake library's field order; for decoding only
+
+	// The parts of a non-negative ID of this layout, in its field order.
+	constexpr Parts decode(int64_t id) const noexcept {
+		if (!seq_above_node)
+			return layout.decompose(id);
+		return Parts{id >> layout.time_shift(), static_cast<int32_t>(id & layout.max_node()),
+		             static_cast<int32_t>((id >> layout.node_bits) & layout.max_seq())};
+	}
 };
 
 // Why a layout is invalid, or nullptr: every width at least 1, node and sequence at most 30 bits,
@@ -100,7 +109,8 @@ const char *layout_problem(const Layout &layout) noexcept;
 
 // Parses a layout spec: a preset name ("twitter", "sonyflake", "js53"), optionally followed by
 // ",key=value" items that override it, or only items, then naming all of time, unit, node and
-// seq. Keys: time, node, seq (bits), unit (1ms, 10ms or 1s) and epoch (Unix ms, 0 to kMaxEpochMs).
+// seq. Keys: time, node, seq (bits), unit (1ms, 10ms or 1s), epoch (Unix ms, 0 to kMaxEpochMs) and
+// order (node-seq, the default, or seq-node).
 // Returns why the text is unusable (syntax or layout_problem()), or nullptr with spec filled in.
 const char *parse_layout(std::string_view text, LayoutSpec &spec) noexcept;
 

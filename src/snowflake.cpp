@@ -66,6 +66,8 @@ const char *layout_setting_problem(const char *text, LayoutSpec &spec) noexcept 
 		return problem;
 	if (spec.epoch_given)
 		return "snowflake.layout takes no epoch: set snowflake.epoch instead.";
+	if (spec.seq_above_node)
+		return "snowflake issues IDs with the node above the sequence; order=seq-node is for decoding only.";
 	return nullptr;
 }
 

@@ -20,14 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kPreload = "shared_preload_libraries = 'snowflake'";
-
-// Wall-clock Unix milliseconds, to bracket the times IDs decode to.
-int64_t unix_ms() {
-	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-	    .count();
-}
-
 // The node an ID decodes to.
 int32_t node_of(long long id) {
 	return kTwitter.decompose(id).node;

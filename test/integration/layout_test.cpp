@@ -22,14 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kPreload = "shared_preload_libraries = 'snowflake'";
-
-// Wall-clock Unix milliseconds.
-int64_t unix_ms() {
-	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-	    .count();
-}
-
 TEST(Layouts, NonsenseStopsTheServerFromStarting) {
 	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
 	    {{"snowflake.layout = 'snowflake'"}, "invalid value for parameter \"snowflake.layout\": \"snowflake\""},

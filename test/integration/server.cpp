@@ -28,6 +28,11 @@ std::string work_dir() {
 
 } // namespace
 
+int64_t unix_ms() {
+	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+	    .count();
+}
+
 int run(const std::string &command) {
 	const int status = std::system(command.c_str());
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -68,6 +69,12 @@ private:
 	std::string data_; // the data directory
 	bool running_ = false;
 };
+
+// The postgresql.conf line that preloads snowflake.
+inline const std::string kPreload = "shared_preload_libraries = 'snowflake'";
+
+// Wall-clock Unix milliseconds, to bracket the times IDs decode to.
+int64_t unix_ms();
 
 // Runs a shell command; returns its exit status.
 int run(const std::string &command);

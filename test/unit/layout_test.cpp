@@ -213,6 +213,23 @@ TEST(Specs, PresetsAndCustomLayouts) {
 	EXPECT_STREQ(text, "time=39,unit=10ms,node=16,seq=8");
 }
 
+// The Sonyflake library's own order puts the sequence above the machine ID; decoding follows it.
+TEST(Specs, SeqAboveNodeDecodesSonyflakeLibraryIds) {
+	LayoutSpec spec{};
+	ASSERT_EQ(parse_layout("sonyflake,order=seq-node", spec), nullptr);
+	EXPECT_STREQ(spec.name, "sonyflake");
+	EXPECT_TRUE(spec.seq_above_node);
+	const int64_t id = (int64_t{1000} << 24) | (int64_t{5} << 16) | 40000; // tick 1000, sequence 5, machine 40000
+	const Parts p = spec.decode(id);
+	EXPECT_EQ(p.time, 1000);
+	EXPECT_EQ(p.seq, 5);
+	EXPECT_EQ(p.node, 40000);
+	ASSERT_EQ(parse_layout("sonyflake,order=node-seq", spec), nullptr);
+	EXPECT_FALSE(spec.seq_above_node);
+	EXPECT_EQ(spec.decode(id).node, (5 << 8) | (40000 >> 8));
+	EXPECT_NE(parse_layout("sonyflake,order=seq", spec), nullptr);
+}
+
 TEST(Specs, NonsenseIsRefused) {
 	LayoutSpec spec{};
 	const char *bad[] = {
