@@ -63,6 +63,15 @@ GRANT EXECUTE ON FUNCTION snowflake_stats() TO pg_monitor;
 COMMENT ON FUNCTION snowflake_stats() IS
 'Reports this server''s ID generator: node, layout, last ID, durable reservation, counters since start, capacity and end of time. For pg_monitor.';
 
+-- Comments of 0.1.0 that named twitter's limits.
+
+COMMENT ON FUNCTION snowflake_timestamp(bigint) IS
+'Returns the time embedded in a snowflake ID, to the millisecond (the layout''s tick), in snowflake.layout and counted from snowflake.epoch.';
+COMMENT ON FUNCTION snowflake_max_id(timestamptz) IS
+'Returns the largest snowflake ID whose time is at or before ts (the last node and sequence of that tick: 1023 and 4095 on twitter).';
+COMMENT ON FUNCTION snowflake_backfill_id(timestamptz, integer) IS
+'Returns the ID for a past time ts on the node reserved by snowflake.backfill_node, with sequence seq (0 to 2^seq bits - 1: 4095 on twitter). No server issues IDs on that node, so backfilled IDs never repeat generated ones.';
+
 -- snowflake_node_origins() read the node at twitter's bit positions; it now reads the active layout's.
 
 CREATE OR REPLACE FUNCTION snowflake_node_origins(tbl regclass, id_column name DEFAULT 'id')

@@ -30,6 +30,7 @@ struct Layout {
 	int32_t seq_bits;
 	int32_t unit_ms; // one tick: 1, 10 or 1000 ms
 
+	// Where the node field and the time field start.
 	constexpr int node_shift() const noexcept { return seq_bits; }
 	constexpr int time_shift() const noexcept { return seq_bits + node_bits; }
 	// The last tick of the time field, the largest node and the largest sequence number.
@@ -61,6 +62,7 @@ struct Layout {
 		return ms / unit_ms - (ms % unit_ms != 0 && ms < 0);
 	}
 
+	// Same widths and unit.
 	constexpr bool operator==(const Layout &other) const noexcept {
 		return time_bits == other.time_bits && node_bits == other.node_bits && seq_bits == other.seq_bits &&
 		       unit_ms == other.unit_ms;

@@ -11,7 +11,8 @@
 //   `lock` is the single LWLock of the named tranche "snowflake".
 // - `generator`, `timeline` and `timeline_checked` are read and written only
 //   with `lock` held: LW_EXCLUSIVE to issue, LW_SHARED to take a snapshot. Issuing
-//   holds it for one GeneratorState::next() call, integer work with no
+//   holds it for one GeneratorState::next() call (one ID, or one block of
+//   consecutive IDs), integer work with no
 //   allocation and nothing that can fail, except when next() asks for a new
 //   reservation: then the state file is written and fsynced under the lock,
 //   at most once per reservation step (half of snowflake.max_clock_drift), so

@@ -1,5 +1,5 @@
 // The durable high-water mark: $PGDATA/snowflake.state, a small CRC-checked
-// record of the layout IDs were issued with (epoch and bit widths), of the
+// record of the layout IDs were issued with (epoch, bit widths and tick), of the
 // reservation (a time no issued ID exceeds), and of the WAL timeline it was
 // written on. The generator never issues an ID
 // past the recorded reservation, so after any restart or crash, resuming
