@@ -1,7 +1,8 @@
 // Integration tests of layouts and blocks of IDs against real servers: bad
 // layouts stop the server at start, a layout change across a restart is
 // refused once IDs exist, a state file written by 0.1.0 (version 1) is read as
-// the twitter layout, and many connections mixing blocks and single IDs never
+// the twitter layout, reservations in ticks of 10 ms survive a crash
+// restart, and many connections mixing blocks and single IDs never
 // share an ID or leave their node, on twitter and on js53.
 #include "generator.hpp"
 #include "server.hpp"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -151,6 +153,28 @@ TEST(Layouts, AStateFileWrittenBy010IsReadAsTheTwitterLayout) {
 	pqxx::connection conn = server.connect();
 	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
 	EXPECT_EQ(query_int(conn, "SELECT (state <> 'ok')::int FROM snowflake_stats()"), 1);
+}
+
+// The reservation is kept in ticks of 10 ms on sonyflake: after IDs borrowed 800 ms ahead of the
+// clock and a crash restart (a backend killed: shared memory is rebuilt from the state file, which
+// gets no exact last ID), the first ID is above all of them.
+TEST(Layouts, ReservationsInTicksSurviveACrashRestart) {
+	Server server("sonyflake_crash",
+	              {kPreload, "snowflake.layout = 'sonyflake'", "snowflake.node = 50000", "snowflake.fault_injection = on"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_inject_clock_offset(800)"});
+	const long long before = query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, 2000)");
+	pqxx::connection victim = server.connect();
+	ASSERT_EQ(::kill(victim.backendpid(), SIGKILL), 0);
+	ASSERT_TRUE(server.wait_for_log("all server processes terminated; reinitializing", 10s));
+	ASSERT_TRUE(server.wait_until_accepting(30s));
+	pqxx::connection again = server.connect();
+	const long long after = query_int(again, "SELECT snowflake_nextval()");
+	std::cout << "  sonyflake: first ID after the crash restart is "
+	          << (kSonyflake.decompose(after).time - kSonyflake.decompose(before).time) << " ticks of 10 ms above\n";
+	EXPECT_GT(after, before);
+	EXPECT_EQ(kSonyflake.decompose(after).node, 50000);
 }
 
 // Connections mixing blocks of random sizes with single IDs: no ID twice, every ID on the node,
