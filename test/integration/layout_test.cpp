@@ -1,5 +1,6 @@
 // Integration tests of layouts and blocks of IDs against real servers: bad
-// layouts stop the server at start, a layout change across a restart is
+// layouts stop the server at start, a layout configured without preloading
+// stops decoding, a layout change across a restart is
 // refused once IDs exist, a state file written by 0.1.0 (version 1) is read as
 // the twitter layout, reservations in ticks of 10 ms survive a crash
 // restart, and many connections mixing blocks and single IDs never
@@ -84,6 +85,23 @@ TEST(Layouts, AChangeAcrossARestartIsRefusedOnceIdsExist) {
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
 	EXPECT_GT(query_int(conn, "SELECT snowflake_nextval()"), high);
+}
+
+// Without preloading nothing holds a configured layout fixed, so decoding refuses any but twitter;
+// the explicit-layout functions still work.
+TEST(Layouts, WithoutPreloadingOnlyTwitterDecodes) {
+	Server js53("unpreloaded_js53", {"snowflake.layout = 'js53'"});
+	ASSERT_TRUE(js53.start());
+	pqxx::connection conn = js53.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(1)"), "55000");
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_min_id(now())"), "55000");
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(1, 'js53')"), "");
+	Server twitter("unpreloaded_twitter", {"snowflake.layout = 'twitter'"});
+	ASSERT_TRUE(twitter.start());
+	pqxx::connection conn2 = twitter.connect();
+	exec(conn2, {"CREATE EXTENSION snowflake"});
+	EXPECT_EQ(sqlstate_of(conn2, "SELECT snowflake_timestamp(1)"), "");
 }
 
 // CRC-32C (Castagnoli), as PostgreSQL computes it for the state file.
