@@ -58,6 +58,9 @@ public:
 	bool wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const;
 	// The server log so far.
 	std::string log() const;
+	// Kills a new backend with SIGKILL and waits until the postmaster has reinitialised shared
+	// memory and accepts connections again; false if it did not within 40 s.
+	bool crash_a_backend() const;
 
 private:
 	// Makes an empty directory for a server called name.
