@@ -53,9 +53,6 @@ LayoutSpec layout_arg(FunctionCallInfo fcinfo, int n) {
 	return spec;
 }
 
-// The timestamp, node and sequence of id in a layout, as a tuple of the function's result type.
-Datum parse_tuple(FunctionCallInfo fcinfo, int64_t id, const LayoutSpec &spec);
-
 // The tstzrange argument n and its type's cache.
 const RangeType *range_arg(FunctionCallInfo fcinfo, int n, TypeCacheEntry *&typcache) {
 	const RangeType *range = PG_GETARG_RANGE_P(n);
@@ -72,10 +69,20 @@ Datum result_tuple(FunctionCallInfo fcinfo, Datum *values, bool *nulls) {
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
 }
 
+// The timestamp, node and sequence of id in a layout, as a tuple of the function's result type.
+Datum parse_tuple(FunctionCallInfo fcinfo, int64_t id, const LayoutSpec &spec) {
+	const Parts parts = checked_parts(id, spec);
+	Datum values[3] = {TimestampTzGetDatum(tick_timestamptz(parts.time, spec)), Int32GetDatum(parts.node),
+	                   Int32GetDatum(parts.seq)};
+	bool nulls[3] = {false, false, false};
+	return result_tuple(fcinfo, values, nulls);
+}
+
 // A time field (ticks since the epoch) as timestamptz, or NULL for a negative one.
 void time_or_null(int64_t time, Datum &value, bool &null) {
 	null = time < 0;
-	value = null ? Datum(0) : TimestampTzGetDatum(unix_ms_to_timestamptz(layout_setting.layout.unix_ms_of(time, epoch_ms)));
+	value = null ? Datum(0)
+	             : TimestampTzGetDatum(unix_ms_to_timestamptz(layout_setting.layout.unix_ms_of(time, epoch_ms)));
 }
 
 // What the generator is doing, in words.
@@ -91,14 +98,6 @@ const char *state_name(const Stats &snap) {
 		break;
 	}
 	return RecoveryInProgress() ? "recovery" : "ok";
-}
-
-Datum parse_tuple(FunctionCallInfo fcinfo, int64_t id, const LayoutSpec &spec) {
-	const Parts parts = checked_parts(id, spec);
-	Datum values[3] = {TimestampTzGetDatum(tick_timestamptz(parts.time, spec)), Int32GetDatum(parts.node),
-	                   Int32GetDatum(parts.seq)};
-	bool nulls[3] = {false, false, false};
-	return result_tuple(fcinfo, values, nulls);
 }
 
 } // namespace

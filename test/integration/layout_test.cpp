@@ -177,7 +177,8 @@ TEST(Layouts, AStateFileWrittenBy010IsReadAsTheTwitterLayout) {
 // gets no exact last ID), the first ID is above all of them.
 TEST(Layouts, ReservationsInTicksSurviveACrashRestart) {
 	Server server("sonyflake_crash",
-	              {kPreload, "snowflake.layout = 'sonyflake'", "snowflake.node = 50000", "snowflake.fault_injection = on"});
+	              {kPreload, "snowflake.layout = 'sonyflake'", "snowflake.node = 50000",
+	               "snowflake.fault_injection = on"});
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
 	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_inject_clock_offset(800)"});

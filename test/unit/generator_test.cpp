@@ -460,8 +460,9 @@ TEST(IdSpan, MatchesTheTimePredicateExactly) {
 	for (int i = 0; i < 200000; ++i) {
 		const TimeBound lower{rng() % 8 == 0, rng() % 2 == 0, kUs0 + offset_us(rng)};
 		const TimeBound upper{rng() % 8 == 0, rng() % 2 == 0, kUs0 + offset_us(rng)};
-		const int64_t id = kTwitter.compose(Parts{kMs0 + offset_us(rng) / 1000, static_cast<int32_t>(rng() & kTwitter.max_node()),
-		                                 static_cast<int32_t>(rng() & kTwitter.max_seq())});
+		const int64_t id = kTwitter.compose(Parts{kMs0 + offset_us(rng) / 1000,
+		                                          static_cast<int32_t>(rng() & kTwitter.max_node()),
+		                                          static_cast<int32_t>(rng() & kTwitter.max_seq())});
 		const int64_t t = (kTwitter.decompose(id).time + kEpoch) * 1000;
 		const bool above = lower.infinite || (lower.inclusive ? t >= lower.unix_us : t > lower.unix_us);
 		const bool below = upper.infinite || (upper.inclusive ? t <= upper.unix_us : t < upper.unix_us);
