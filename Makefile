@@ -57,7 +57,7 @@ integrationcheck: $(BUILD)/integration_tests
 	SNOWFLAKE_TEST_DIR=$(abspath $(BUILD))/integration PG_BIN=$(shell $(PG_CONFIG) --bindir) $(BUILD)/integration_tests
 
 # --- Regression tests: each schedule gets its own preloaded (or not) temporary server.
-REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded upgrade
+REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded layout_sonyflake layout_js53 upgrade
 
 regresscheck: $(addprefix regresscheck-,$(REGRESS_SUITES))
 installcheck: regresscheck

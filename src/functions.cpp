@@ -1,9 +1,10 @@
 // The SQL-callable entry points, as thin extern "C" shells: argument checks
 // and Datum conversion here, generation in shmem.cpp, bit layout in the core.
-// The decode functions depend only on their argument and snowflake.epoch,
-// which cannot change while the server runs (and is the fixed default when
-// snowflake is not preloaded); that is what makes them IMMUTABLE (see README,
-// "Why the decode functions are IMMUTABLE").
+// The one-argument decode functions depend only on their argument,
+// snowflake.epoch and snowflake.layout, which cannot change while the server
+// runs (and are the fixed defaults when snowflake is not preloaded); the
+// explicit-layout ones depend only on their arguments. That is what makes them
+// IMMUTABLE (see README, "Why the decode functions are IMMUTABLE").
 #include "encoding.hpp"
 #include "pg_boundary.hpp"
 #include "shmem.hpp"
@@ -12,23 +13,45 @@
 namespace snowflake {
 namespace {
 
-// Returns only for an ID that can be valid; ERROR 22023 for a negative one.
-void check_not_negative(int64_t id) {
+// id, if it is not negative; ERROR 22023 if it is.
+int64_t non_negative(int64_t id) {
 	if (id < 0)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("snowflake ID must not be negative: %lld", static_cast<long long>(id)),
 		                errdetail("Bit 63, the sign bit, is 0 in every snowflake ID.")));
+	return id;
 }
 
-// The parts of a valid ID; ERROR 22023 for a negative one.
-Parts checked_parts(int64_t id) {
-	check_not_negative(id);
-	return decompose(id);
+// The parts of a valid ID of a layout; ERROR 22023 for a negative one or one too large for it.
+Parts checked_parts(int64_t id, const LayoutSpec &spec) {
+	non_negative(id);
+	const Layout &layout = spec.layout;
+	if (layout.time_shift() + layout.time_bits < 63 && (id >> (layout.time_shift() + layout.time_bits)) != 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("snowflake ID %lld is too large for layout \"%s\"", static_cast<long long>(id),
+		                       spec.name),
+		                errdetail("IDs of this layout are below 2^%d.", layout.time_shift() + layout.time_bits),
+		                errhint("Decode it with the layout it was made in: snowflake_parse(id, 'layout').")));
+	return spec.decode(id);
 }
 
-// The instant an ID was issued at, on this server's epoch; ERROR when no epoch can be trusted.
-TimestampTz id_timestamptz(const Parts &parts) {
-	return unix_ms_to_timestamptz(decoding_epoch() + parts.time_ms);
+// The instant a tick of a layout starts at.
+TimestampTz tick_timestamptz(int64_t time, const LayoutSpec &spec) {
+	return unix_ms_to_timestamptz(spec.layout.unix_ms_of(time, spec.epoch_ms));
+}
+
+// The layout spec in a text argument; ERROR 22023 with a hint when it is not one.
+LayoutSpec layout_arg(FunctionCallInfo fcinfo, int n) {
+	const text *arg = PG_GETARG_TEXT_PP(n);
+	const std::string_view spec_text(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg));
+	LayoutSpec spec{};
+	if (const char *problem = parse_layout(spec_text, spec))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("invalid snowflake layout: \"%s\"", text_to_cstring(arg)), errdetail("%s", problem),
+		                errhint("Name a preset (twitter, sonyflake or js53) or give time, unit, node and seq, "
+		                        "optionally with an epoch: 'sonyflake', 'twitter,epoch=1288834974657', "
+		                        "'time=39,unit=10ms,node=16,seq=8,epoch=1409529600000'.")));
+	return spec;
 }
 
 // The tstzrange argument n and its type's cache.
@@ -47,10 +70,20 @@ Datum result_tuple(FunctionCallInfo fcinfo, Datum *values, bool *nulls) {
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
 }
 
-// A time field (ms since the epoch) as timestamptz, or NULL for a negative one.
-void time_or_null(int64_t time_ms, Datum &value, bool &null) {
-	null = time_ms < 0;
-	value = null ? Datum(0) : TimestampTzGetDatum(unix_ms_to_timestamptz(epoch_ms + time_ms));
+// The timestamp, node and sequence of id in a layout, as a tuple of the function's result type.
+Datum parse_tuple(FunctionCallInfo fcinfo, int64_t id, const LayoutSpec &spec) {
+	const Parts parts = checked_parts(id, spec);
+	Datum values[3] = {TimestampTzGetDatum(tick_timestamptz(parts.time, spec)), Int32GetDatum(parts.node),
+	                   Int32GetDatum(parts.seq)};
+	bool nulls[3] = {false, false, false};
+	return result_tuple(fcinfo, values, nulls);
+}
+
+// A time field (ticks since the epoch) as timestamptz, or NULL for a negative one.
+void time_or_null(int64_t time, Datum &value, bool &null) {
+	null = time < 0;
+	value = null ? Datum(0)
+	             : TimestampTzGetDatum(unix_ms_to_timestamptz(layout_setting.layout.unix_ms_of(time, epoch_ms)));
 }
 
 // What the generator is doing, in words.
@@ -61,7 +94,7 @@ const char *state_name(const Stats &snap) {
 	case Blocked::StateUnreadable:
 		return "state file unreadable";
 	case Blocked::LayoutChanged:
-		return "epoch changed";
+		return snap.recorded_epoch_ms != epoch_ms ? "epoch changed" : "layout changed";
 	case Blocked::No:
 		break;
 	}
@@ -86,6 +119,10 @@ PG_FUNCTION_INFO_V1(snowflake_range_last_id);
 PG_FUNCTION_INFO_V1(snowflake_between);
 PG_FUNCTION_INFO_V1(snowflake_between_support);
 PG_FUNCTION_INFO_V1(snowflake_backfill_id);
+PG_FUNCTION_INFO_V1(snowflake_timestamp_layout);
+PG_FUNCTION_INFO_V1(snowflake_parse_layout);
+PG_FUNCTION_INFO_V1(snowflake_layout);
+PG_FUNCTION_INFO_V1(snowflake_nextval_block);
 
 // snowflake_nextval() → bigint: a new ID, above every ID this server issued since start.
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
@@ -93,19 +130,18 @@ Datum snowflake_nextval(PG_FUNCTION_ARGS) {
 	PG_RETURN_INT64(snowflake::next_id());
 }
 
-// snowflake_timestamp(id bigint) → timestamptz: when id was issued, to the millisecond.
+// snowflake_timestamp(id bigint) → timestamptz: when id was issued, to the tick, in the active layout.
 Datum snowflake_timestamp(PG_FUNCTION_ARGS) {
-	const snowflake::Parts parts = snowflake::checked_parts(PG_GETARG_INT64(0));
-	PG_RETURN_TIMESTAMPTZ(snowflake::id_timestamptz(parts));
+	const int64_t id = snowflake::non_negative(PG_GETARG_INT64(0)); // the argument is checked first
+	const snowflake::LayoutSpec active = snowflake::decoding_layout();
+	const snowflake::Parts parts = snowflake::checked_parts(id, active);
+	PG_RETURN_TIMESTAMPTZ(snowflake::tick_timestamptz(parts.time, active));
 }
 
-// snowflake_parse(id bigint) → (ts timestamptz, node int, seq int): every field of id.
+// snowflake_parse(id bigint) → (ts timestamptz, node int, seq int): every field of id, in the active layout.
 Datum snowflake_parse(PG_FUNCTION_ARGS) {
-	const snowflake::Parts parts = snowflake::checked_parts(PG_GETARG_INT64(0));
-	Datum values[3] = {TimestampTzGetDatum(snowflake::id_timestamptz(parts)), Int32GetDatum(parts.node),
-	                   Int32GetDatum(parts.seq)};
-	bool nulls[3] = {false, false, false};
-	PG_RETURN_DATUM(snowflake::result_tuple(fcinfo, values, nulls));
+	const int64_t id = snowflake::non_negative(PG_GETARG_INT64(0)); // the argument is checked first
+	PG_RETURN_DATUM(snowflake::parse_tuple(fcinfo, id, snowflake::decoding_layout()));
 }
 
 // snowflake_stats() → one row: the node, layout, last ID, reservation and counters of this server.
@@ -114,27 +150,35 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 	const Stats snap = read_stats();
 	const GeneratorState &gen = snap.generator;
 	const Counters &count = gen.counters;
-	Datum values[17];
-	bool nulls[17] = {};
+	Datum values[20];
+	bool nulls[20] = {};
 	nulls[0] = snap.node < 0;
 	values[0] = Int32GetDatum(snap.node);
+	const Layout &layout = layout_setting.layout;
 	values[1] = TimestampTzGetDatum(unix_ms_to_timestamptz(epoch_ms));
-	values[2] = CStringGetTextDatum("41/10/12");
+	values[2] = CStringGetTextDatum(psprintf("%d/%d/%d", layout.time_bits, layout.node_bits, layout.seq_bits));
 	nulls[3] = gen.last_id < 0;
 	values[3] = Int64GetDatum(gen.last_id);
-	time_or_null(gen.last_id < 0 ? -1 : decompose(gen.last_id).time_ms, values[4], nulls[4]);
-	time_or_null(gen.reserved_ms, values[5], nulls[5]);
+	time_or_null(gen.last_id < 0 ? -1 : layout.decompose(gen.last_id).time, values[4], nulls[4]);
+	time_or_null(gen.reserved_tick, values[5], nulls[5]);
 	values[6] = Int64GetDatum(count.issued);
 	values[7] = Int64GetDatum(count.exhaustions);
 	values[8] = Int64GetDatum(count.regressions);
-	values[9] = Int64GetDatum(count.max_drift_ms);
+	values[9] = Int64GetDatum(count.max_drift_ticks * layout.unit_ms);
 	values[10] = Int64GetDatum(snap.waits);
 	values[11] = Int64GetDatum(snap.wait_ms);
 	values[12] = Int64GetDatum(count.reservations);
-	values[13] = Int64GetDatum(int64_t{kMaxSeq + 1} * 1000);
-	values[14] = TimestampTzGetDatum(unix_ms_to_timestamptz(epoch_ms + kMaxTime));
+	values[13] = Int64GetDatum(layout.ids_per_second());
+	values[14] = TimestampTzGetDatum(unix_ms_to_timestamptz(layout.unix_ms_of(layout.max_time(), epoch_ms)));
 	values[15] = CStringGetTextDatum(state_name(snap));
 	values[16] = Int64GetDatum(snap.clock_offset_ms);
+	// Columns added in 0.2.0; a 0.1.0 declaration has only the 17 above, and the tuple is built
+	// from the declared descriptor, so the extra values are simply not read.
+	values[17] = CStringGetTextDatum(layout_setting.name);
+	char spec[64];
+	format_layout(layout, spec);
+	values[18] = CStringGetTextDatum(psprintf("%s,epoch=%lld", spec, static_cast<long long>(epoch_ms)));
+	values[19] = Int32GetDatum(layout.max_node());
 	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
 }
 
@@ -197,6 +241,55 @@ Datum snowflake_backfill_id(PG_FUNCTION_ARGS) {
 	PG_RETURN_INT64(snowflake::backfill_id(PG_GETARG_TIMESTAMPTZ(0), PG_GETARG_INT32(1)));
 }
 
+// snowflake_timestamp(id bigint, layout text) → timestamptz: when id was issued, decoded in the given layout.
+Datum snowflake_timestamp_layout(PG_FUNCTION_ARGS) {
+	const snowflake::LayoutSpec spec = snowflake::layout_arg(fcinfo, 1);
+	const snowflake::Parts parts = snowflake::checked_parts(PG_GETARG_INT64(0), spec);
+	PG_RETURN_TIMESTAMPTZ(snowflake::tick_timestamptz(parts.time, spec));
+}
+
+// snowflake_parse(id bigint, layout text) → (ts, node, seq): every field of id, decoded in the given layout.
+Datum snowflake_parse_layout(PG_FUNCTION_ARGS) {
+	PG_RETURN_DATUM(snowflake::parse_tuple(fcinfo, PG_GETARG_INT64(0), snowflake::layout_arg(fcinfo, 1)));
+}
+
+// snowflake_layout(layout text) → one row: what a layout spec means (widths, epoch, capacity, end).
+Datum snowflake_layout(PG_FUNCTION_ARGS) {
+	using namespace snowflake;
+	const LayoutSpec spec = layout_arg(fcinfo, 0);
+	const Layout &layout = spec.layout;
+	char canonical[64];
+	format_layout(layout, canonical);
+	Datum values[10] = {CStringGetTextDatum(spec.name),
+	                    CStringGetTextDatum(psprintf("%s,epoch=%lld%s", canonical, static_cast<long long>(spec.epoch_ms),
+	                                                 spec.seq_above_node ? ",order=seq-node" : "")),
+	                    Int32GetDatum(layout.time_bits),
+	                    Datum(0), // the unit, below
+	                    Int32GetDatum(layout.node_bits),
+	                    Int32GetDatum(layout.seq_bits),
+	                    TimestampTzGetDatum(unix_ms_to_timestamptz(spec.epoch_ms)),
+	                    Int64GetDatum(int64_t{layout.max_node()} + 1),
+	                    Int64GetDatum(layout.ids_per_second()),
+	                    TimestampTzGetDatum(unix_ms_to_timestamptz(layout.unix_ms_of(layout.max_time(), spec.epoch_ms)))};
+	Interval *unit = static_cast<Interval *>(palloc0(sizeof(Interval)));
+	unit->time = int64_t{layout.unit_ms} * 1000;
+	values[3] = IntervalPGetDatum(unit);
+	bool nulls[10] = {};
+	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_nextval_block(n integer) → int8range: n consecutive new IDs [first, first + n) of this
+// server, above every ID it issued before and below every later one.
+Datum snowflake_nextval_block(PG_FUNCTION_ARGS) {
+	const snowflake::IdBlock block = snowflake::next_block(PG_GETARG_INT32(0));
+	TypeCacheEntry *int8range = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
+	RangeBound lo{Int64GetDatum(block.first), false, true, true};
+	// The largest ID cannot be an exclusive upper bound, so a block reaching it is unbounded above.
+	const bool open_above = block.last == INT64_MAX;
+	RangeBound hi{Int64GetDatum(open_above ? 0 : block.last + 1), open_above, false, false};
+	PG_RETURN_DATUM(RangeTypePGetDatum(snowflake_make_range(int8range, &lo, &hi, false)));
+}
+
 } // extern "C"
 
 // --- Adoption: text encodings of IDs ---------------------------------------
@@ -207,7 +300,7 @@ namespace {
 // The fixed-width text of argument 0 (an ID) in encoding e; ERROR 22023 for a negative ID.
 Datum encode_arg(FunctionCallInfo fcinfo, Encoding e) {
 	const int64_t id = PG_GETARG_INT64(0);
-	check_not_negative(id);
+	non_negative(id);
 	char buf[kMaxEncodedLength];
 	encode(id, e, buf);
 	return PointerGetDatum(cstring_to_text_with_len(buf, static_cast<int>(encoded_length(e))));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <limits>
 
 #ifdef POSTGRES_H
@@ -19,14 +20,125 @@ bool parse_epoch(std::string_view text, int64_t &epoch_ms) noexcept {
 	return !text.empty() && ec == std::errc() && ptr == end;
 }
 
-const char *epoch_problem(int64_t epoch_ms, int64_t now_unix_ms) noexcept {
+const char *epoch_problem(const Layout &layout, int64_t epoch_ms, int64_t now_unix_ms) noexcept {
 	if (epoch_ms < 0)
 		return "The epoch must not be before 1970-01-01.";
 	if (epoch_ms > now_unix_ms)
 		return "The epoch must not be in the future.";
-	if (now_unix_ms - epoch_ms > kMaxTime)
-		return "The 41-bit time field counted from this epoch has already run out.";
+	if (layout.tick_of(now_unix_ms, epoch_ms) > layout.max_time())
+		return "The layout's time field counted from this epoch has already run out.";
 	return nullptr;
+}
+
+const char *layout_problem(const Layout &layout) noexcept {
+	if (layout.time_bits < 1 || layout.node_bits < 1 || layout.seq_bits < 1)
+		return "Every field needs at least 1 bit.";
+	if (layout.node_bits > 30 || layout.seq_bits > 30)
+		return "The node and sequence fields may have at most 30 bits each.";
+	const int total = layout.time_bits + layout.node_bits + layout.seq_bits;
+	if (total != 63 && total != 53)
+		return "time + node + seq must be 63 bits (a whole non-negative bigint) or 53 bits (IDs below 2^53).";
+	if (layout.unit_ms != 1 && layout.unit_ms != 10 && layout.unit_ms != 1000)
+		return "The unit must be 1ms, 10ms or 1s.";
+	if (layout.time_bits > 50 || (layout.max_time() + 1) * layout.unit_ms > kMaxLifetimeMs)
+		return "The time field may last at most 10,000 years.";
+	return nullptr;
+}
+
+namespace {
+
+// text without leading and trailing spaces.
+std::string_view trimmed(std::string_view text) noexcept {
+	while (!text.empty() && text.front() == ' ')
+		text.remove_prefix(1);
+	while (!text.empty() && text.back() == ' ')
+		text.remove_suffix(1);
+	return text;
+}
+
+// A decimal number that is all of text, within lo..hi.
+bool parse_number(std::string_view text, int64_t lo, int64_t hi, int64_t &value) noexcept {
+	return parse_epoch(text, value) && value >= lo && value <= hi;
+}
+
+// The preset called name, with its epoch; false when there is none.
+bool preset(std::string_view name, LayoutSpec &spec) noexcept {
+	if (name == "twitter")
+		spec = LayoutSpec{kTwitter, kTwitterEpochMs, false, "twitter"};
+	else if (name == "sonyflake")
+		spec = LayoutSpec{kSonyflake, kSonyflakeEpochMs, false, "sonyflake"};
+	else if (name == "js53")
+		spec = LayoutSpec{kJs53, kTwitterEpochMs, false, "js53"};
+	else
+		return false;
+	return true;
+}
+
+} // namespace
+
+const char *parse_layout(std::string_view text, LayoutSpec &spec) noexcept {
+	LayoutSpec parsed{Layout{-1, -1, -1, 0}, kTwitterEpochMs, false, "custom"}; // -1 and 0: not given
+	bool first = true;
+	while (true) {
+		const size_t comma = text.find(',');
+		const std::string_view item = trimmed(text.substr(0, comma));
+		const size_t equals = item.find('=');
+		if (equals == std::string_view::npos) {
+			if (!first || !preset(item, parsed))
+				return "A layout is twitter, sonyflake or js53, optionally followed by key=value items, or only "
+				       "items naming time, unit, node and seq, such as time=39,unit=10ms,node=16,seq=8.";
+		} else {
+			const std::string_view key = trimmed(item.substr(0, equals));
+			const std::string_view value = trimmed(item.substr(equals + 1));
+			int64_t number = 0;
+			if (key == "time" || key == "node" || key == "seq") {
+				if (!parse_number(value, 0, 63, number))
+					return "time, node and seq take a number of bits, such as node=16.";
+				(key == "time" ? parsed.layout.time_bits : key == "node" ? parsed.layout.node_bits
+				                                                          : parsed.layout.seq_bits) =
+				    static_cast<int32_t>(number);
+			} else if (key == "unit") {
+				if (value != "1ms" && value != "10ms" && value != "1s")
+					return "The unit must be 1ms, 10ms or 1s.";
+				parsed.layout.unit_ms = value == "1ms" ? 1 : value == "10ms" ? 10 : 1000;
+			} else if (key == "order") {
+				if (value != "node-seq" && value != "seq-node")
+					return "The order is node-seq (the default: node above sequence) or seq-node (Sonyflake's).";
+				parsed.seq_above_node = value == "seq-node";
+			} else if (key == "epoch") {
+				if (!parse_number(value, 0, kMaxEpochMs, number))
+					return "epoch takes Unix milliseconds from 0 to 253402300799999 (9999-12-31).";
+				parsed.epoch_ms = number;
+				parsed.epoch_given = true;
+			} else {
+				return "The keys of a layout are time, unit, node, seq, epoch and order.";
+			}
+			if (key != "epoch" && key != "order")
+				parsed.name = "custom"; // until the widths turn out to be a preset's (below)
+		}
+		first = false;
+		if (comma == std::string_view::npos)
+			break;
+		text.remove_prefix(comma + 1);
+	}
+	if (parsed.layout.time_bits < 0 || parsed.layout.node_bits < 0 || parsed.layout.seq_bits < 0 ||
+	    parsed.layout.unit_ms == 0)
+		return "A layout without a preset must name all of time, unit, node and seq.";
+	if (const char *problem = layout_problem(parsed.layout))
+		return problem;
+	// Widths equal to a preset's are that preset (epoch and order aside), whatever way they were written.
+	LayoutSpec named{};
+	for (const char *name : {"twitter", "sonyflake", "js53"})
+		if (preset(name, named) && named.layout == parsed.layout)
+			parsed.name = named.name;
+	spec = parsed;
+	return nullptr;
+}
+
+void format_layout(const Layout &layout, char (&out)[64]) noexcept {
+	const char *unit = layout.unit_ms == 1 ? "1ms" : layout.unit_ms == 10 ? "10ms" : "1s";
+	std::snprintf(out, sizeof(out), "time=%d,unit=%s,node=%d,seq=%d", layout.time_bits, unit, layout.node_bits,
+	              layout.seq_bits);
 }
 
 namespace {
@@ -39,132 +151,136 @@ constexpr int64_t ceil_div(int64_t a, int64_t b) noexcept {
 	return a / b + (a % b != 0 && a > 0);
 }
 
-// Whether a finite bound lies where IDs can be: from the epoch to the end of the last millisecond.
-BoundStatus check_bound(const TimeBound &bound, int64_t epoch_ms) noexcept {
+// Whether a finite bound lies where IDs can be: from the epoch to the end of the last tick.
+BoundStatus check_bound(const TimeBound &bound, const Layout &layout, int64_t epoch_ms) noexcept {
 	if (bound.infinite)
 		return BoundStatus::Ok;
 	const int64_t us = bound.unix_us - epoch_ms * 1000;
 	if (us < 0)
 		return BoundStatus::BeforeEpoch;
-	if (us >= (kMaxTime + 1) * 1000)
+	if (us >= (layout.max_time() + 1) * layout.unit_ms * 1000)
 		return BoundStatus::AfterEnd;
 	return BoundStatus::Ok;
 }
 
 } // namespace
 
-BoundStatus id_span(TimeBound lower, TimeBound upper, int64_t epoch_ms, IdSpan &span) noexcept {
+BoundStatus id_span(TimeBound lower, TimeBound upper, const Layout &layout, int64_t epoch_ms, IdSpan &span) noexcept {
 	for (const TimeBound &bound : {lower, upper})
-		if (const BoundStatus status = check_bound(bound, epoch_ms); status != BoundStatus::Ok)
+		if (const BoundStatus status = check_bound(bound, layout, epoch_ms); status != BoundStatus::Ok)
 			return status;
-	// The first and last millisecond inside the range; times of IDs are whole milliseconds.
-	int64_t first_ms = 0, last_ms = kMaxTime;
+	// The first and last tick whose start lies inside the range; an ID's time is its tick's start.
+	const int64_t tick_us = int64_t{layout.unit_ms} * 1000;
+	int64_t first = 0, last = layout.max_time();
 	if (!lower.infinite) {
 		const int64_t us = lower.unix_us - epoch_ms * 1000;
-		first_ms = lower.inclusive ? ceil_div(us, 1000) : floor_div(us, 1000) + 1;
+		first = lower.inclusive ? ceil_div(us, tick_us) : floor_div(us, tick_us) + 1;
 	}
 	if (!upper.infinite) {
 		const int64_t us = upper.unix_us - epoch_ms * 1000;
-		last_ms = upper.inclusive ? floor_div(us, 1000) : ceil_div(us, 1000) - 1;
+		last = upper.inclusive ? floor_div(us, tick_us) : ceil_div(us, tick_us) - 1;
 	}
-	if (first_ms > last_ms || first_ms > kMaxTime || last_ms < 0)
+	if (first > last || first > layout.max_time() || last < 0)
 		span = IdSpan{1, 0};
 	else
-		span = IdSpan{first_id_of(first_ms), last_id_of(last_ms)};
+		span = IdSpan{layout.first_id_of(first), layout.last_id_of(last)};
 	return BoundStatus::Ok;
 }
 
 void GeneratorState::reset() noexcept {
 	last_id = -1;
-	last_clock_ms = std::numeric_limits<int64_t>::min();
-	floor_ms = std::numeric_limits<int64_t>::min();
-	reserved_ms = -1;
+	last_clock_tick = std::numeric_limits<int64_t>::min();
+	floor_tick = std::numeric_limits<int64_t>::min();
+	reserved_tick = -1;
 	counters = Counters{};
 }
 
-void GeneratorState::resume_above(int64_t time_ms) noexcept {
-	floor_ms = std::max(floor_ms, time_ms);
-	reserved_ms = std::max(reserved_ms, time_ms);
+void GeneratorState::resume_above(int64_t tick) noexcept {
+	floor_tick = std::max(floor_tick, tick);
+	reserved_tick = std::max(reserved_tick, tick);
 }
 
-void GeneratorState::reserved(int64_t until_ms) noexcept {
-	reserved_ms = std::max(reserved_ms, until_ms);
+void GeneratorState::reserved(int64_t until_tick) noexcept {
+	reserved_tick = std::max(reserved_tick, until_tick);
 	++counters.reservations;
 }
 
-Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &policy) noexcept {
-	const int64_t now = now_unix_ms - policy.epoch_ms;
+Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &policy, int32_t count) noexcept {
+	const Layout &layout = policy.layout;
+	const int64_t now = layout.tick_of(now_unix_ms, policy.epoch_ms);
 	Step step{Status::Issued, -1, 0, 0, 0, 0, -1};
-	if (node < 0 || node > kMaxNode || node == policy.reserved_node) {
+	if (node < 0 || node > layout.max_node() || node == policy.reserved_node) {
 		step.status = Status::NodeInvalid;
 		return step;
 	}
-	if (now < last_clock_ms) {
-		step.regressed_ms = last_clock_ms - now;
+	if (now < last_clock_tick) {
+		step.regressed_ticks = last_clock_tick - now;
 		++counters.regressions;
 	}
-	last_clock_ms = now;
+	last_clock_tick = now;
 
-	// The smallest (time, seq) for this node that still sorts after the last ID and the floor.
+	// The smallest (time, seq) for this node that leaves room for count IDs and still sorts after
+	// the last ID and the floor.
 	int64_t time = now;
 	int32_t seq = 0;
 	bool exhausted = false;
 	if (last_id >= 0) {
-		const Parts last = decompose(last_id);
+		const Parts last = layout.decompose(last_id);
 		step.previous_node = last.node;
-		if (now <= last.time_ms) {
-			step.drift_ms = last.time_ms - now;
-			// A new node sorts below the old one within a millisecond, so it starts the next one.
-			if (last.node == node && last.seq < kMaxSeq) {
-				time = last.time_ms;
+		if (now <= last.time) {
+			step.drift_ticks = last.time - now;
+			// A new node sorts below the old one within a tick, so it starts the next one.
+			if (last.node == node && last.seq + count <= layout.max_seq()) {
+				time = last.time;
 				seq = last.seq + 1;
 			} else {
-				time = last.time_ms + 1;
+				time = last.time + 1;
 				exhausted = last.node == node;
 			}
 		}
 	}
 	int64_t floor_drift = 0;
-	if (time <= floor_ms) {
-		time = floor_ms + 1;
+	if (time <= floor_tick) {
+		time = floor_tick + 1;
 		seq = 0;
 		exhausted = false;
-		floor_drift = floor_ms - now;
+		floor_drift = floor_tick - now;
 	}
-	const int64_t last_drift = step.drift_ms;
-	step.drift_ms = std::max(last_drift, floor_drift);
-	counters.max_drift_ms = std::max(counters.max_drift_ms, step.drift_ms);
+	const int64_t last_drift = step.drift_ticks;
+	step.drift_ticks = std::max(last_drift, floor_drift);
+	counters.max_drift_ticks = std::max(counters.max_drift_ticks, step.drift_ticks);
 
 	if (time < 0) {
 		step.status = Status::BeforeEpoch;
 		return step;
 	}
-	if (time > kMaxTime) {
+	if (time > layout.max_time()) {
 		step.status = Status::TimeExhausted;
 		return step;
 	}
 	const int64_t ahead = time - now;
-	const int64_t may_borrow = policy.clock == ClockPolicy::Borrow ? policy.max_drift_ms : 0;
+	const int64_t may_borrow = policy.clock == ClockPolicy::Borrow ? policy.max_drift_ticks() : 0;
 	if (ahead > may_borrow) {
 		// A floor from the state file may lie one reservation step past IDs that borrowed the
 		// whole bound: that much is waited out, not taken for a clock that went back.
-		if (last_drift > policy.max_drift_ms || floor_drift > policy.max_drift_ms + reservation_step_ms(policy)) {
+		if (last_drift > policy.max_drift_ticks() ||
+		    floor_drift > policy.max_drift_ticks() + reservation_step_ticks(policy)) {
 			step.status = Status::ClockBehind;
 		} else {
 			step.status = Status::Wait;
-			step.wait_ms = ahead - may_borrow;
+			step.wait_ticks = ahead - may_borrow;
 		}
 		return step;
 	}
-	if (time > reserved_ms) {
+	if (time > reserved_tick) {
 		step.status = Status::Reserve;
-		step.reserve_ms = std::min(time + reservation_step_ms(policy), kMaxTime);
+		step.reserve_tick = std::min(time + reservation_step_ticks(policy), layout.max_time());
 		return step;
 	}
 
-	last_id = compose(Parts{time, node, seq});
-	step.id = last_id;
-	++counters.issued;
+	step.id = layout.compose(Parts{time, node, seq});
+	last_id = step.id + (count - 1);
+	counters.issued += count;
 	counters.exhaustions += exhausted;
 	return step;
 }

@@ -12,49 +12,112 @@
 
 namespace snowflake {
 
-// --- Layout: bit 63 = 0 | 41 bits ms since epoch | 10 bits node | 12 bits sequence.
+// --- Layout: bit 63 = 0 | time ticks since the epoch | node | sequence, fixed at server start.
+// The default (twitter) is 41 bits of milliseconds, 10 bits of node and 12 of sequence.
 
-constexpr int kTimeBits = 41;
-constexpr int kNodeBits = 10;
-constexpr int kSeqBits = 12;
-static_assert(kTimeBits + kNodeBits + kSeqBits == 63, "the layout must leave exactly the sign bit free");
-
-constexpr int64_t kMaxTime = (int64_t{1} << kTimeBits) - 1; // last millisecond after the epoch
-constexpr int32_t kMaxNode = (1 << kNodeBits) - 1;          // 1023
-constexpr int32_t kMaxSeq = (1 << kSeqBits) - 1;            // 4095
-constexpr int kNodeShift = kSeqBits;
-constexpr int kTimeShift = kSeqBits + kNodeBits;
-
-// Twitter's epoch, 2010-11-04 01:42:54.657 UTC, in Unix milliseconds.
-constexpr int64_t kTwitterEpochMs = 1288834974657;
-
-// The three fields of an ID; time_ms counts milliseconds since the epoch.
+// The fields of an ID; time counts ticks (units of the layout) since the epoch.
 struct Parts {
-	int64_t time_ms;
+	int64_t time;
 	int32_t node;
 	int32_t seq;
 };
 
-// Packs in-range parts into an ID; the result is never negative.
-constexpr int64_t compose(Parts p) noexcept {
-	return (p.time_ms << kTimeShift) | (int64_t{p.node} << kNodeShift) | int64_t{p.seq};
-}
+// The widths of an ID's fields and the length of one time tick. Which combinations are valid is
+// layout_problem()'s to say; every member function assumes a valid layout.
+struct Layout {
+	int32_t time_bits;
+	int32_t node_bits;
+	int32_t seq_bits;
+	int32_t unit_ms; // one tick: 1, 10 or 1000 ms
 
-// Splits a non-negative ID into its parts; compose(decompose(id)) == id.
-constexpr Parts decompose(int64_t id) noexcept {
-	return Parts{id >> kTimeShift, static_cast<int32_t>((id >> kNodeShift) & kMaxNode),
-	             static_cast<int32_t>(id & kMaxSeq)};
-}
+	// Where the node field and the time field start.
+	constexpr int node_shift() const noexcept { return seq_bits; }
+	constexpr int time_shift() const noexcept { return seq_bits + node_bits; }
+	// The last tick of the time field, the largest node and the largest sequence number.
+	constexpr int64_t max_time() const noexcept { return (int64_t{1} << time_bits) - 1; }
+	constexpr int32_t max_node() const noexcept { return static_cast<int32_t>((int64_t{1} << node_bits) - 1); }
+	constexpr int32_t max_seq() const noexcept { return static_cast<int32_t>((int64_t{1} << seq_bits) - 1); }
+	// IDs one node can issue per second at most.
+	constexpr int64_t ids_per_second() const noexcept { return (int64_t{max_seq()} + 1) * 1000 / unit_ms; }
 
-// --- From times to IDs: the bounds that turn a time range into an ID range.
+	// Packs in-range parts into an ID; the result is never negative.
+	constexpr int64_t compose(Parts p) const noexcept {
+		return (p.time << time_shift()) | (int64_t{p.node} << node_shift()) | int64_t{p.seq};
+	}
+	// Splits a non-negative ID into its parts; compose(decompose(id)) == id for IDs of this layout.
+	constexpr Parts decompose(int64_t id) const noexcept {
+		return Parts{id >> time_shift(), static_cast<int32_t>((id >> node_shift()) & max_node()),
+		             static_cast<int32_t>(id & max_seq())};
+	}
+	// The smallest ID of a tick (node 0, sequence 0), and the largest (last node, last sequence).
+	constexpr int64_t first_id_of(int64_t time) const noexcept { return compose(Parts{time, 0, 0}); }
+	constexpr int64_t last_id_of(int64_t time) const noexcept { return compose(Parts{time, max_node(), max_seq()}); }
 
-// The smallest ID of millisecond time_ms (node 0, sequence 0), and the largest (node 1023, sequence 4095).
-constexpr int64_t first_id_of(int64_t time_ms) noexcept {
-	return compose(Parts{time_ms, 0, 0});
-}
-constexpr int64_t last_id_of(int64_t time_ms) noexcept {
-	return compose(Parts{time_ms, kMaxNode, kMaxSeq});
-}
+	// Unix ms of the start of a tick, and the tick that a Unix ms falls in (rounded down, any sign).
+	constexpr int64_t unix_ms_of(int64_t time, int64_t epoch_ms) const noexcept { return epoch_ms + time * unit_ms; }
+	constexpr int64_t tick_of(int64_t unix_ms, int64_t epoch_ms) const noexcept {
+		const int64_t ms = unix_ms - epoch_ms;
+		if (unit_ms == 1) // the default layout pays no division
+			return ms;
+		return ms / unit_ms - (ms % unit_ms != 0 && ms < 0);
+	}
+
+	// Same widths and unit.
+	constexpr bool operator==(const Layout &other) const noexcept {
+		return time_bits == other.time_bits && node_bits == other.node_bits && seq_bits == other.seq_bits &&
+		       unit_ms == other.unit_ms;
+	}
+	constexpr bool operator!=(const Layout &other) const noexcept { return !(*this == other); }
+};
+
+// The presets. twitter: 69.7 years of ms, 1,024 nodes, 4,096,000 IDs/s per node. sonyflake: 174
+// years of 10 ms, 65,536 machines, 25,600 IDs/s each. js53 (every ID below 2^53, exact in a
+// JavaScript number): 69.7 years of ms, 32 nodes, 128,000 IDs/s each.
+constexpr Layout kTwitter{41, 10, 12, 1};
+constexpr Layout kSonyflake{39, 16, 8, 10};
+constexpr Layout kJs53{41, 5, 7, 1};
+
+// Twitter's epoch, 2010-11-04 01:42:54.657 UTC, and Sonyflake's, 2014-09-01 00:00:00 UTC, in Unix ms.
+constexpr int64_t kTwitterEpochMs = 1288834974657;
+constexpr int64_t kSonyflakeEpochMs = 1409529600000;
+
+// The longest lifetime a layout may have, 10,000 years of ms: keeps every time in range of
+// microsecond arithmetic and of timestamptz.
+constexpr int64_t kMaxLifetimeMs = int64_t{10000} * 36525 * 24 * 3600 * 10;
+// The latest epoch a layout spec may name: 9999-12-31 23:59:59.999 UTC.
+constexpr int64_t kMaxEpochMs = 253402300799999;
+
+// A layout as text names it: the widths, the epoch it names or implies, and its preset's name.
+struct LayoutSpec {
+	Layout layout;
+	int64_t epoch_ms;  // from "epoch=", else the preset's epoch (Twitter's for a custom layout)
+	bool epoch_given;  // the text said "epoch="
+	const char *name;  // "twitter", "sonyflake", "js53" or "custom"
+	bool seq_above_node = false; // "order=seq-node": the Sonyflake library's field order; for decoding only
+
+	// The parts of a non-negative ID of this layout, in its field order.
+	constexpr Parts decode(int64_t id) const noexcept {
+		if (!seq_above_node)
+			return layout.decompose(id);
+		return Parts{id >> layout.time_shift(), static_cast<int32_t>(id & layout.max_node()),
+		             static_cast<int32_t>((id >> layout.node_bits) & layout.max_seq())};
+	}
+};
+
+// Why a layout is invalid, or nullptr: every width at least 1, node and sequence at most 30 bits,
+// a unit of 1, 10 or 1000 ms, a lifetime of at most 10,000 years, and time + node + sequence
+// equal to 63 (all of a non-negative bigint) or 53 (the integers exact in a JavaScript number).
+const char *layout_problem(const Layout &layout) noexcept;
+
+// Parses a layout spec: a preset name ("twitter", "sonyflake", "js53"), optionally followed by
+// ",key=value" items that override it, or only items, then naming all of time, unit, node and
+// seq. Keys: time, node, seq (bits), unit (1ms, 10ms or 1s), epoch (Unix ms, 0 to kMaxEpochMs) and
+// order (node-seq, the default, or seq-node).
+// Returns why the text is unusable (syntax or layout_problem()), or nullptr with spec filled in.
+const char *parse_layout(std::string_view text, LayoutSpec &spec) noexcept;
+
+// Writes the canonical spec of a layout ("time=41,unit=1ms,node=10,seq=12"), NUL-terminated.
+void format_layout(const Layout &layout, char (&out)[64]) noexcept;
 
 // One end of a time range, in Unix microseconds (PostgreSQL's precision).
 struct TimeBound {
@@ -72,133 +135,143 @@ struct IdSpan {
 enum class BoundStatus {
 	Ok,
 	BeforeEpoch, // a finite bound lies before the epoch
-	AfterEnd,    // a finite bound lies past the last millisecond of the 41-bit field
+	AfterEnd,    // a finite bound lies past the last tick of the time field
 };
 
-// The IDs whose decoded time t satisfies lower <= t <= upper (each end inclusive or exclusive,
-// finite or infinite), exactly: an ID's time is its millisecond, so sub-millisecond bounds round
-// inward. Finite bounds must lie in [epoch, end of the layout), else the status says which side.
-BoundStatus id_span(TimeBound lower, TimeBound upper, int64_t epoch_ms, IdSpan &span) noexcept;
+// The IDs of a layout whose decoded time t (the start of its tick) satisfies lower <= t <= upper
+// (each end inclusive or exclusive, finite or infinite), exactly: sub-tick bounds round inward.
+// Finite bounds must lie in [epoch, end of the layout), else the status says which side.
+BoundStatus id_span(TimeBound lower, TimeBound upper, const Layout &layout, int64_t epoch_ms, IdSpan &span) noexcept;
 
 // Parses snowflake.epoch: decimal Unix milliseconds, nothing else; false on any other text.
 bool parse_epoch(std::string_view text, int64_t &epoch_ms) noexcept;
 
-// Why an epoch is unusable at time now_unix_ms, or nullptr when it is fine:
-// it must not be negative, in the future, or so old that the 41 bits ran out.
-const char *epoch_problem(int64_t epoch_ms, int64_t now_unix_ms) noexcept;
+// Why an epoch is unusable for generating IDs of a layout at time now_unix_ms, or nullptr when it
+// is fine: it must not be negative, in the future, or so old that the time field already ran out.
+const char *epoch_problem(const Layout &layout, int64_t epoch_ms, int64_t now_unix_ms) noexcept;
 
 // --- The clock policy, read from settings before each step.
 
 enum class ClockPolicy : int32_t {
-	Borrow, // a lagging clock or a full millisecond: issue up to max_drift_ms ahead of the clock
+	Borrow, // a lagging clock or a full tick: issue up to max_drift_ms ahead of the clock
 	Wait,   // never issue ahead of the clock: wait for it instead
 };
 
 struct Policy {
-	int64_t epoch_ms;     // Unix ms of time 0
+	int64_t epoch_ms;     // Unix ms of tick 0
 	int64_t max_drift_ms; // how far the clock may lag the last issued ID before it is an error
 	ClockPolicy clock;
-	int32_t reserved_node; // a node no generator may use (kept for backfilled IDs); -1 for none
+	int32_t reserved_node;     // a node no generator may use (kept for backfilled IDs); -1 for none
+	Layout layout = kTwitter; // the layout IDs are issued in
+
+	// max_drift_ms in whole ticks: how far ahead of the clock's tick an ID may be.
+	constexpr int64_t max_drift_ticks() const noexcept {
+		return layout.unit_ms == 1 ? max_drift_ms : max_drift_ms / layout.unit_ms;
+	}
 };
 
-// How far past an ID's time a new durable reservation reaches: half the drift bound, at least 10 ms.
-// A restart after a hard crash resumes above the reservation, so this bounds how far ahead of the
-// clock the first IDs after it may be.
-constexpr int64_t reservation_step_ms(const Policy &policy) noexcept {
-	return policy.max_drift_ms / 2 > 10 ? policy.max_drift_ms / 2 : 10;
+// How far past an ID's tick a new durable reservation reaches: half the drift bound, at least 10 ms,
+// rounded up to whole ticks. A restart after a hard crash resumes above the reservation, so this
+// bounds how far ahead of the clock the first IDs after it may be.
+constexpr int64_t reservation_step_ticks(const Policy &policy) noexcept {
+	const int64_t ms = policy.max_drift_ms / 2 > 10 ? policy.max_drift_ms / 2 : 10;
+	return (ms + policy.layout.unit_ms - 1) / policy.layout.unit_ms;
 }
 
-// --- One step of the generator.
+// --- One step of the generator. Times are ticks of the policy's layout since its epoch.
 
 enum class Status : int32_t {
-	Issued,       // id holds a new ID
-	Reserve,      // nothing issued: make a reservation up to reserve_ms durable, call reserved(), step again
-	NodeInvalid,  // the node is outside 0..kMaxNode (-1 when unset), or is the reserved node
-	Wait,         // nothing issued: sleep wait_ms, then step again
+	Issued,       // id holds a new ID (the first of count consecutive ones)
+	Reserve,      // nothing issued: make a reservation up to reserve_tick durable, call reserved(), step again
+	NodeInvalid,  // the node is outside 0..max_node (-1 when unset), or is the reserved node
+	Wait,         // nothing issued: sleep wait_ticks, then step again
 	ClockBehind,  // the clock lags the last ID by more than max_drift_ms (or the floor by one step more)
 	BeforeEpoch,  // the clock reads before the epoch and nothing was issued that is later
-	TimeExhausted // the next ID would need a millisecond past the 41-bit field
+	TimeExhausted // the next ID would need a tick past the time field
 };
 
 struct Step {
 	Status status;
-	int64_t id;            // Issued: the ID
-	int64_t wait_ms;       // Wait: how long to sleep before the next step
-	int64_t reserve_ms;    // Reserve: the time (ms since the epoch) the new reservation must cover
-	int64_t drift_ms;      // how far the clock lags the last issued ID or the floor (0 when it does not)
-	int64_t regressed_ms;  // > 0 when this step saw the clock go back since the previous reading
-	int32_t previous_node; // != node of the new ID when the node changed since the last ID; -1 at first
+	int64_t id;              // Issued: the (first) ID
+	int64_t wait_ticks;      // Wait: how long to sleep before the next step
+	int64_t reserve_tick;    // Reserve: the tick the new reservation must cover
+	int64_t drift_ticks;     // how far the clock lags the last issued ID or the floor (0 when it does not)
+	int64_t regressed_ticks; // > 0 when this step saw the clock go back since the previous reading
+	int32_t previous_node;   // != node of the new ID when the node changed since the last ID; -1 at first
 };
 
 // What the generator has done since the server started; for snowflake_stats().
 struct Counters {
-	int64_t issued;       // IDs issued
-	int64_t exhaustions;  // IDs pushed into a later millisecond because theirs had 4,096 already
-	int64_t regressions;  // steps that saw the clock go back
-	int64_t max_drift_ms; // the largest lag of the clock behind the last ID (or floor) seen
-	int64_t reservations; // durable reservations made
+	int64_t issued;          // IDs issued
+	int64_t exhaustions;     // steps pushed into a later tick because theirs had too few sequence numbers left
+	int64_t regressions;     // steps that saw the clock go back
+	int64_t max_drift_ticks; // the largest lag of the clock behind the last ID (or floor) seen
+	int64_t reservations;    // durable reservations made
 };
 
 // The generator state: plain integers only, so it may live in shared memory.
-// Callers serialise every call on one state (the server holds an exclusive LWLock).
+// Callers serialise every call on one state (the server holds an exclusive LWLock),
+// and always pass a policy with the same layout and epoch.
 struct GeneratorState {
-	int64_t last_id;       // last issued ID, -1 before the first
-	int64_t last_clock_ms; // latest clock reading in ms since the epoch, to spot a step back
-	int64_t floor_ms;      // every ID must have a time above this (ms since the epoch); INT64_MIN for none
-	int64_t reserved_ms;   // IDs may be issued up to this time: a durable reservation covers it; -1 for none
+	int64_t last_id;         // last issued ID, -1 before the first
+	int64_t last_clock_tick; // latest clock reading, to spot a step back
+	int64_t floor_tick;      // every ID must have a time above this; INT64_MIN for none
+	int64_t reserved_tick;   // IDs may be issued up to this tick: a durable reservation covers it; -1 for none
 	Counters counters;
 
 	// Starts with nothing issued, no floor and no reservation.
 	void reset() noexcept;
 
-	// Makes every later ID have a time above time_ms (a restart's or promotion's floor);
-	// a durable record of time_ms counts as a reservation up to it.
-	void resume_above(int64_t time_ms) noexcept;
+	// Makes every later ID have a time above tick (a restart's or promotion's floor);
+	// a durable record of tick counts as a reservation up to it.
+	void resume_above(int64_t tick) noexcept;
 
-	// Records that a reservation up to until_ms is durable.
-	void reserved(int64_t until_ms) noexcept;
+	// Records that a reservation up to until_tick is durable.
+	void reserved(int64_t until_tick) noexcept;
 
-	// The common cases of next(), without building a Step: the same node, with the clock in the
-	// last ID's millisecond or past it (within the reservation), or borrowing within the bound.
-	// Issues exactly the ID next() would, leaves the state exactly as next() would, and only
-	// where next() would have nothing to report (tested); else returns false having changed
+	// The common cases of next() for one ID, without building a Step: the same node, with the
+	// clock in the last ID's tick or past it (within the reservation), or borrowing within the
+	// bound. Issues exactly the ID next() would, leaves the state exactly as next() would, and
+	// only where next() would have nothing to report (tested); else returns false having changed
 	// nothing, and the caller takes next().
 	bool issue_fast(int64_t now_unix_ms, int32_t node, const Policy &policy, int64_t &id) noexcept {
-		const int64_t now = now_unix_ms - policy.epoch_ms;
-		if (last_id < 0 || now < last_clock_ms || node == policy.reserved_node)
+		const Layout &layout = policy.layout;
+		const int64_t now = layout.tick_of(now_unix_ms, policy.epoch_ms);
+		if (last_id < 0 || now < last_clock_tick || node == policy.reserved_node)
 			return false;
-		const int64_t last_time = last_id >> kTimeShift;
-		const bool same_node = ((last_id >> kNodeShift) & kMaxNode) == node;
+		const int64_t last_time = last_id >> layout.time_shift();
+		const bool same_node = ((last_id >> layout.node_shift()) & layout.max_node()) == node;
 		int64_t issued;
 		if (!same_node) // a node change is reported by next()
 			return false;
 		if (now > last_time) {
-			if (now > reserved_ms || now <= floor_ms)
+			if (now > reserved_tick || now <= floor_tick)
 				return false;
-			issued = compose(Parts{now, node, 0});
-		} else if ((last_id & kMaxSeq) != kMaxSeq && last_time > floor_ms &&
+			issued = layout.compose(Parts{now, node, 0});
+		} else if ((last_id & layout.max_seq()) != layout.max_seq() && last_time > floor_tick &&
 		           (now == last_time ||
-		            (policy.clock == ClockPolicy::Borrow && last_time - now <= policy.max_drift_ms))) {
+		            (policy.clock == ClockPolicy::Borrow && last_time - now <= policy.max_drift_ticks()))) {
 			issued = last_id + 1;
-			if (last_time - now > counters.max_drift_ms)
-				counters.max_drift_ms = last_time - now;
+			if (last_time - now > counters.max_drift_ticks)
+				counters.max_drift_ticks = last_time - now;
 		} else {
 			return false;
 		}
-		last_clock_ms = now;
+		last_clock_tick = now;
 		last_id = issued;
 		++counters.issued;
 		id = issued;
 		return true;
 	}
 
-	// Issues the next ID for node at clock time now_unix_ms, or says why not.
-	// Guarantees: every Issued ID is greater than every ID issued before from this
-	// state, and has a time above the floor (so never a duplicate); it decodes to
-	// node; its time is at most now + max_drift_ms (Borrow) or now (Wait), and at
-	// most reserved_ms. Only Issued changes last_id. A floor up to one reservation
-	// step beyond max_drift_ms ahead of the clock is waited out, not an error.
-	Step next(int64_t now_unix_ms, int32_t node, const Policy &policy) noexcept;
+	// Issues the next count IDs (1 to max_seq + 1) for node at clock time now_unix_ms, or says
+	// why not. They are consecutive integers in one tick, so id..id + count - 1 all decode to node
+	// and to that tick. Guarantees: every Issued ID is greater than every ID issued before from
+	// this state, and has a time above the floor (so never a duplicate); its time is at most
+	// now + max_drift_ms (Borrow) or now (Wait), and at most reserved_tick. Only Issued changes
+	// last_id (to the last of the count). A floor up to one reservation step beyond max_drift_ms
+	// ahead of the clock is waited out, not an error.
+	Step next(int64_t now_unix_ms, int32_t node, const Policy &policy, int32_t count = 1) noexcept;
 };
 
 static_assert(std::is_trivially_copyable_v<GeneratorState> && std::is_standard_layout_v<GeneratorState>,

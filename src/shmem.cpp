@@ -21,6 +21,7 @@ struct SharedState {
 	int32_t node;              // node in effect; -1 when unset
 	Blocked blocked;           // set at start only
 	int64_t recorded_epoch_ms; // the state file's epoch, when blocked is LayoutChanged
+	Layout recorded_layout;    // the state file's layout, when blocked is LayoutChanged
 	int32_t state_errno;       // why the state file could not be read, when blocked is StateUnreadable
 	int64_t clock_offset_ms;   // added to the system clock; 0 unless a test injected a fault
 	uint32_t timeline;         // the WAL timeline the state file records (0: no file); then the current one
@@ -44,15 +45,15 @@ shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
 // (the drift bound plus a restart floor's reservation step) and a second of grace. A
 // call told to wait longer sees a clock that is stuck or keeps stepping back.
 int64_t max_wait_ms(const Policy &policy) noexcept {
-	return policy.max_drift_ms + reservation_step_ms(policy) + 1000;
+	return policy.max_drift_ms + reservation_step_ticks(policy) * policy.layout.unit_ms + 1000;
 }
 
 // The largest clock offset a test may inject, either way: 100 years.
 constexpr int64_t kMaxClockOffsetMs = int64_t{100} * 36525 * 24 * 3600 * 10;
 
-// The state file's record of this server's layout, with reservation reserved_ms made on timeline.
-StateRecord record_for(int64_t reserved_ms, uint32_t timeline) noexcept {
-	return StateRecord{epoch_ms, kTimeBits, kNodeBits, kSeqBits, reserved_ms, timeline};
+// The state file's record of this server's layout, with reservation reserved_tick made on timeline.
+StateRecord record_for(int64_t reserved_tick, uint32_t timeline) noexcept {
+	return StateRecord{epoch_ms, layout_setting.layout, reserved_tick, timeline};
 }
 
 // Reserves the struct and the tranche; only valid while preloading.
@@ -68,6 +69,7 @@ void initialise(SharedState &state) {
 	state.node = node_setting;
 	state.blocked = Blocked::No;
 	state.recorded_epoch_ms = epoch_ms;
+	state.recorded_layout = layout_setting.layout;
 	state.state_errno = 0;
 	state.clock_offset_ms = 0;
 	state.timeline = 0;
@@ -88,15 +90,19 @@ void initialise(SharedState &state) {
 		state.state_errno = errno;
 		break;
 	case StateRead::Loaded:
-		if (record.epoch_ms != epoch_ms || record.time_bits != kTimeBits || record.node_bits != kNodeBits ||
-		    record.seq_bits != kSeqBits) {
+		if (record.epoch_ms != epoch_ms || record.layout != layout_setting.layout) {
 			state.blocked = Blocked::LayoutChanged;
 			state.recorded_epoch_ms = record.epoch_ms;
-			ereport(LOG, (errmsg("snowflake: IDs were issued here with snowflake.epoch %lld; it is now %lld, so "
-			                     "snowflake refuses to generate or decode IDs",
-			                     static_cast<long long>(record.epoch_ms), static_cast<long long>(epoch_ms))));
+			state.recorded_layout = record.layout;
+			char was[64], now[64];
+			format_layout(record.layout, was);
+			format_layout(layout_setting.layout, now);
+			ereport(LOG, (errmsg("snowflake: IDs were issued here with snowflake.epoch %lld and layout %s; they are "
+			                     "now %lld and %s, so snowflake refuses to generate or decode IDs",
+			                     static_cast<long long>(record.epoch_ms), was, static_cast<long long>(epoch_ms),
+			                     now)));
 		} else {
-			state.generator.resume_above(record.reserved_ms);
+			state.generator.resume_above(record.reserved_tick);
 			state.timeline = record.timeline;
 		}
 		break;
@@ -121,9 +127,9 @@ static void snowflake_shmem_exit(int code, Datum) {
 	const GeneratorState &generator = shared->generator;
 	// After a crash, shared memory is suspect and the reservation on disk covers every ID anyway.
 	// Nothing issued since start leaves the file as it is; a blocked state is not ours to overwrite.
-	if (code == 0 && generator.last_id >= 0 && shared->blocked == Blocked::No &&
-	    decompose(generator.last_id).time_ms <= generator.reserved_ms)
-		(void)write_state(record_for(decompose(generator.last_id).time_ms, shared->timeline), LOG);
+	const int64_t last_tick = generator.last_id >> layout_setting.layout.time_shift();
+	if (code == 0 && generator.last_id >= 0 && shared->blocked == Blocked::No && last_tick <= generator.reserved_tick)
+		(void)write_state(record_for(last_tick, shared->timeline), LOG);
 	shared = nullptr;
 }
 
@@ -177,14 +183,28 @@ void check_not_blocked(const SharedState &state) {
 		                errhint("If the system clock is certainly past every ID this server issued, stop the server, "
 		                        "remove the file, and start the server again.")));
 	case Blocked::LayoutChanged:
+		if (state.recorded_epoch_ms != epoch_ms)
+			ereport(ERROR,
+			        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			         errmsg("snowflake.epoch changed from %lld to %lld since this server last issued IDs",
+			                static_cast<long long>(state.recorded_epoch_ms), static_cast<long long>(epoch_ms)),
+			         errdetail("Under the new epoch its IDs decode to other times, and new IDs could repeat them."),
+			         errhint("Set snowflake.epoch back to %lld and restart. To adopt the new epoch anyway, stop "
+			                 "the server, remove \"%s\" from the data directory, start it, and REINDEX every "
+			                 "index that uses snowflake_timestamp() or snowflake_parse().",
+			                 static_cast<long long>(state.recorded_epoch_ms), kStateFile)));
+		char was[64], now[64];
+		format_layout(state.recorded_layout, was);
+		format_layout(layout_setting.layout, now);
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("snowflake.epoch changed from %lld to %lld since this server last issued IDs",
-		                       static_cast<long long>(state.recorded_epoch_ms), static_cast<long long>(epoch_ms)),
-		                errdetail("Under the new epoch its IDs decode to other times, and new IDs could repeat them."),
-		                errhint("Set snowflake.epoch back to %lld and restart. To adopt the new epoch anyway, stop "
-		                        "the server, remove \"%s\" from the data directory, start it, and REINDEX every "
-		                        "index that uses snowflake_timestamp() or snowflake_parse().",
-		                        static_cast<long long>(state.recorded_epoch_ms), kStateFile)));
+		                errmsg("snowflake.layout changed from %s to %s since this server last issued IDs", was, now),
+		                errdetail("Under the new layout its IDs decode to other times and nodes, and new IDs could "
+		                          "repeat them."),
+		                errhint("Set snowflake.layout back to '%s' and restart. A new layout needs a new data "
+		                        "directory, or the removal of \"%s\" and a REINDEX of every index that uses "
+		                        "snowflake_timestamp() or snowflake_parse(), with care that no new ID repeats an "
+		                        "old one.",
+		                        was, kStateFile)));
 	}
 }
 
@@ -218,19 +238,20 @@ int64_t monotonic_us() noexcept {
 			                errdetail("Every server that generates snowflake IDs needs a node ID of its own."),
 			                errhint("Add \"snowflake.node = N\" to postgresql.conf, with an N from 0 to %d that no "
 			                        "other server uses, then reload the configuration.",
-			                        kMaxNode)));
+			                        policy.layout.max_node())));
 		if (node == policy.reserved_node)
 			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			                errmsg("snowflake.node %d is reserved for backfilled IDs by snowflake.backfill_node", node),
 			                errhint("Give this server another node, or reserve another node for backfill.")));
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.node %d is out of range", node),
-		         errhint("Set snowflake.node to a value from 0 to %d.", kMaxNode)));
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake.node %d is out of range for snowflake.layout \"%s\"", node,
+		                       layout_setting.name),
+		                errhint("Set snowflake.node to a value from 0 to %d.", policy.layout.max_node())));
 	case Status::ClockBehind:
 		ereport(ERROR,
 		        (errcode(ERRCODE_SYSTEM_ERROR),
 		         errmsg("system clock is %lld ms behind the last snowflake ID issued",
-		                static_cast<long long>(step.drift_ms)),
+		                static_cast<long long>(step.drift_ticks * policy.layout.unit_ms)),
 		         errdetail("snowflake.max_clock_drift allows %lld ms.", static_cast<long long>(policy.max_drift_ms)),
 		         errhint("Correct the system clock, or raise snowflake.max_clock_drift to ride out larger "
 		                 "steps. IDs resume by themselves once the clock catches up.")));
@@ -243,8 +264,9 @@ int64_t monotonic_us() noexcept {
 	case Status::TimeExhausted:
 		ereport(ERROR,
 		        (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED), errmsg("snowflake IDs have run out of time"),
-		         errdetail("The %d-bit time field counted from snowflake.epoch ends at %s.", kTimeBits,
-		                   timestamptz_to_str(unix_ms_to_timestamptz(policy.epoch_ms + kMaxTime))),
+		         errdetail("The %d-bit time field counted from snowflake.epoch ends at %s.", policy.layout.time_bits,
+		                   timestamptz_to_str(unix_ms_to_timestamptz(
+		                       policy.layout.unix_ms_of(policy.layout.max_time(), policy.epoch_ms)))),
 		         errhint("Check the system clock; if it is right, this ID space is used up.")));
 	case Status::Issued:
 	case Status::Reserve:
@@ -268,9 +290,9 @@ int64_t settle_timeline(SharedState &state, const Policy &policy, int64_t clock)
 	state.timeline = current;
 	if (!owed)
 		return -1;
-	const int64_t floor_ms = clock - policy.epoch_ms + policy.max_drift_ms;
-	state.generator.resume_above(floor_ms);
-	return floor_ms;
+	const int64_t floor_tick = policy.layout.tick_of(clock, policy.epoch_ms) + policy.max_drift_ticks();
+	state.generator.resume_above(floor_tick);
+	return floor_tick;
 }
 
 // What one locked step saw and decided.
@@ -278,30 +300,30 @@ struct LockedStep {
 	Step step;
 	int32_t node;              // the node it used
 	int64_t clock_us;          // the clock reading, in Unix microseconds
-	int64_t promoted_floor_ms; // the floor it set after a change of timeline, or -1
+	int64_t promoted_floor;    // the floor (a tick) it set after a change of timeline, or -1
 };
 
-// One generator step under the lock, making any reservation it needs durable first.
-LockedStep locked_step(SharedState &state, const Policy &policy) {
+// One generator step for count IDs under the lock, making any reservation it needs durable first.
+LockedStep locked_step(SharedState &state, const Policy &policy, int32_t count) {
 	LWLockAcquire(state.lock, LW_EXCLUSIVE);
 	const int32_t node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
 	const int64_t clock_us = unix_now_us() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED) * 1000;
 	const int64_t clock = clock_us / 1000;
-	const int64_t promoted_floor_ms = settle_timeline(state, policy, clock);
-	Step step = state.generator.next(clock, node, policy);
+	const int64_t promoted_floor = settle_timeline(state, policy, clock);
+	Step step = state.generator.next(clock, node, policy, count);
 	while (step.status == Status::Reserve) {
-		write_state(record_for(step.reserve_ms, state.timeline), ERROR); // on failure, the ERROR releases the lock
-		state.generator.reserved(step.reserve_ms);
-		const int64_t regressed = step.regressed_ms;
-		step = state.generator.next(clock, node, policy);
-		step.regressed_ms = std::max(step.regressed_ms, regressed);
+		write_state(record_for(step.reserve_tick, state.timeline), ERROR); // on failure, the ERROR releases the lock
+		state.generator.reserved(step.reserve_tick);
+		const int64_t regressed = step.regressed_ticks;
+		step = state.generator.next(clock, node, policy, count);
+		step.regressed_ticks = std::max(step.regressed_ticks, regressed);
 	}
 	LWLockRelease(state.lock);
-	return LockedStep{step, node, clock_us, promoted_floor_ms};
+	return LockedStep{step, node, clock_us, promoted_floor};
 }
 
-// The next ID the long way: every check, every step kind, waits, logging and errors.
-int64_t next_id_slowly(SharedState &state, const Policy &policy);
+// The next count IDs the long way: every check, every step kind, waits, logging and errors.
+int64_t next_ids_slowly(SharedState &state, const Policy &policy, int32_t count);
 
 } // namespace
 
@@ -353,12 +375,29 @@ int64_t next_id() {
 	    state.generator.issue_fast(unix_now_ms() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED),
 	                               __atomic_load_n(&state.node, __ATOMIC_RELAXED), policy, id);
 	LWLockRelease(state.lock);
-	return issued ? id : next_id_slowly(state, policy);
+	return issued ? id : next_ids_slowly(state, policy, 1);
+}
+
+IdBlock next_block(int64_t count) {
+	SharedState &state = preloaded();
+	const Policy policy = current_policy();
+	const int32_t most = policy.layout.max_seq() + 1;
+	if (count < 1 || count > most)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("a block of snowflake IDs must hold 1 to %d IDs, not %lld", most,
+		                static_cast<long long>(count)),
+		         errdetail("A block is consecutive sequence numbers of one tick, and snowflake.layout \"%s\" has "
+		                   "%d of them.",
+		                   layout_setting.name, most),
+		         errhint("Ask for at most %d IDs per call, and call again for more.", most)));
+	const int64_t first = next_ids_slowly(state, policy, static_cast<int32_t>(count));
+	return IdBlock{first, first + count - 1};
 }
 
 namespace {
 
-int64_t next_id_slowly(SharedState &state, const Policy &policy) {
+int64_t next_ids_slowly(SharedState &state, const Policy &policy, int32_t count) {
 	if (RecoveryInProgress())
 		ereport(ERROR,
 		        (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION), errmsg("cannot generate snowflake IDs during recovery"),
@@ -368,15 +407,16 @@ int64_t next_id_slowly(SharedState &state, const Policy &policy) {
 	check_not_blocked(state);
 	int64_t give_up_at = -1;
 	for (;;) {
-		const auto [step, node, clock_us, promoted_floor_ms] = locked_step(state, policy);
+		const auto [step, node, clock_us, promoted_floor] = locked_step(state, policy, count);
 
-		if (promoted_floor_ms >= 0)
+		if (promoted_floor >= 0)
 			ereport(LOG, (errmsg("snowflake: first ID on a new timeline (after promotion or point-in-time recovery); "
 			                     "IDs start above %s, clear of any an old primary issued ahead of its clock",
-			                     timestamptz_to_str(unix_ms_to_timestamptz(policy.epoch_ms + promoted_floor_ms)))));
-		if (step.regressed_ms > 0)
+			                     timestamptz_to_str(unix_ms_to_timestamptz(
+			                         policy.layout.unix_ms_of(promoted_floor, policy.epoch_ms))))));
+		if (step.regressed_ticks > 0)
 			ereport(LOG, (errmsg("snowflake: system clock moved backwards by %lld ms",
-			                     static_cast<long long>(step.regressed_ms))));
+			                     static_cast<long long>(step.regressed_ticks * policy.layout.unit_ms))));
 		if (step.status == Status::Issued) {
 			if (step.previous_node >= 0 && step.previous_node != node)
 				ereport(LOG, (errmsg("snowflake: node changed from %d to %d", step.previous_node, node)));
@@ -392,8 +432,9 @@ int64_t next_id_slowly(SharedState &state, const Policy &policy) {
 			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
 			                       static_cast<long long>(max_wait_ms(policy))),
 			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
-		// Until the clock reaches the millisecond the step waits for.
-		sleep_interruptibly((clock_us / 1000 + step.wait_ms) * 1000 - clock_us);
+		// Until the clock reaches the tick the step waits for.
+		const int64_t now_tick = policy.layout.tick_of(clock_us / 1000, policy.epoch_ms);
+		sleep_interruptibly(policy.layout.unix_ms_of(now_tick + step.wait_ticks, policy.epoch_ms) * 1000 - clock_us);
 		__atomic_fetch_add(&state.waits, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&state.wait_us, monotonic_us() - started, __ATOMIC_RELAXED);
 	}
@@ -401,17 +442,18 @@ int64_t next_id_slowly(SharedState &state, const Policy &policy) {
 
 } // namespace
 
-int64_t decoding_epoch() {
+LayoutSpec decoding_layout() {
 	if (shared != nullptr && shared->blocked == Blocked::LayoutChanged)
 		check_not_blocked(*shared);
 	if (epoch_ms < 0)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("snowflake.epoch is set, but snowflake is not loaded via shared_preload_libraries"),
-		                errdetail("Without preloading, nothing keeps the epoch fixed, so only the default epoch "
-		                          "(1288834974657) can be decoded."),
+		                errmsg("snowflake.epoch or snowflake.layout is set, but snowflake is not loaded via "
+		                       "shared_preload_libraries"),
+		                errdetail("Without preloading, nothing keeps them fixed, so only the default epoch "
+		                          "(1288834974657) and layout (twitter) can be decoded."),
 		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
-		                        "server.")));
-	return epoch_ms;
+		                        "server, or decode with an explicit layout: snowflake_parse(id, 'layout').")));
+	return LayoutSpec{layout_setting.layout, epoch_ms, true, layout_setting.name};
 }
 
 Stats read_stats() {
@@ -420,6 +462,7 @@ Stats read_stats() {
 	LWLockAcquire(state.lock, LW_SHARED);
 	snap.node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
 	snap.blocked = state.blocked;
+	snap.recorded_epoch_ms = state.recorded_epoch_ms;
 	snap.generator = state.generator;
 	snap.clock_offset_ms = __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
 	LWLockRelease(state.lock);

@@ -11,7 +11,8 @@
 //   `lock` is the single LWLock of the named tranche "snowflake".
 // - `generator`, `timeline` and `timeline_checked` are read and written only
 //   with `lock` held: LW_EXCLUSIVE to issue, LW_SHARED to take a snapshot. Issuing
-//   holds it for one GeneratorState::next() call, integer work with no
+//   holds it for one GeneratorState::next() call (one ID, or one block of
+//   consecutive IDs), integer work with no
 //   allocation and nothing that can fail, except when next() asks for a new
 //   reservation: then the state file is written and fsynced under the lock,
 //   at most once per reservation step (half of snowflake.max_clock_drift), so
@@ -41,13 +42,14 @@ enum class Blocked : int32_t {
 	No,
 	StateDamaged,    // snowflake.state is invalid: the high-water mark is unknown
 	StateUnreadable, // snowflake.state could not be read at start (state_errno says why)
-	LayoutChanged,   // snowflake.state was written with another epoch or layout
+	LayoutChanged,   // snowflake.state was written with another epoch or layout (snowflake.layout)
 };
 
 // A consistent copy of the generator and its counters, for snowflake_stats().
 struct Stats {
 	int32_t node;
 	Blocked blocked;
+	int64_t recorded_epoch_ms; // the state file's epoch when blocked is LayoutChanged (else epoch_ms)
 	GeneratorState generator;
 	int64_t waits;   // times a call slept for the clock
 	int64_t wait_ms; // total time slept
@@ -67,9 +69,19 @@ void inject_clock_offset(int64_t offset_ms);
 // The next ID of this server, above every ID it ever issued; ERRORs say why not.
 int64_t next_id();
 
-// The epoch to decode with; ERROR when this server's IDs would decode differently than when
-// they were issued, or when no epoch can be trusted (a custom one without preloading).
-int64_t decoding_epoch();
+// Consecutive IDs first..last of this server.
+struct IdBlock {
+	int64_t first;
+	int64_t last;
+};
+
+// The next count consecutive IDs of one tick (ERROR 22023 unless 1 <= count <= max_seq + 1): all
+// above every ID this server issued, and below every later one; they decode to this node.
+IdBlock next_block(int64_t count);
+
+// The layout and epoch to decode with; ERROR when this server's IDs would decode differently than
+// when they were issued, or when none can be trusted (a custom one without preloading).
+LayoutSpec decoding_layout();
 
 // The generator's state and counters now; ERROR when snowflake is not preloaded.
 Stats read_stats();

@@ -24,10 +24,12 @@ int clock_policy_setting = static_cast<int>(ClockPolicy::Borrow);
 int64_t epoch_ms = kTwitterEpochMs;
 bool fault_injection_enabled = false;
 int backfill_node_setting = -1;
+LayoutSpec layout_setting{kTwitter, kTwitterEpochMs, false, "twitter"};
 
 namespace {
 
-char *epoch_text = nullptr; // snowflake.epoch as written; epoch_ms holds its value
+char *epoch_text = nullptr;  // snowflake.epoch as written; epoch_ms holds its value
+char *layout_text = nullptr; // snowflake.layout as written; layout_setting holds its value
 
 // Every setting's name, for defining it and for re-checking its configured value.
 constexpr const char *kNode = "snowflake.node";
@@ -36,7 +38,9 @@ constexpr const char *kMaxClockDrift = "snowflake.max_clock_drift";
 constexpr const char *kClockPolicy = "snowflake.clock_policy";
 constexpr const char *kFaultInjection = "snowflake.fault_injection";
 constexpr const char *kBackfillNode = "snowflake.backfill_node";
-constexpr const char *kSettings[] = {kNode, kEpoch, kMaxClockDrift, kClockPolicy, kFaultInjection, kBackfillNode};
+constexpr const char *kLayout = "snowflake.layout";
+constexpr const char *kSettings[] = {kLayout,       kEpoch,          kNode,        kMaxClockDrift,
+                                     kClockPolicy, kFaultInjection, kBackfillNode};
 
 // What postgresql.conf (or the command line) set each setting to before it was defined; nullptr if nothing.
 const char *configured[std::size(kSettings)] = {};
@@ -51,15 +55,33 @@ const config_enum_entry clock_policy_options[] = {
 const char *epoch_setting_problem(const char *text, int64_t &epoch) noexcept {
 	if (text == nullptr || !parse_epoch(text, epoch))
 		return "snowflake.epoch must be a whole number of milliseconds since 1970-01-01 UTC, such as 1288834974657.";
-	return epoch_problem(epoch, unix_now_ms());
+	return epoch_problem(layout_setting.layout, epoch, unix_now_ms());
+}
+
+// Why text is not a usable snowflake.layout, or nullptr with its value in spec.
+const char *layout_setting_problem(const char *text, LayoutSpec &spec) noexcept {
+	if (text == nullptr)
+		return "snowflake.layout must be twitter, sonyflake, js53 or a spec such as time=39,unit=10ms,node=16,seq=8.";
+	if (const char *problem = parse_layout(text, spec))
+		return problem;
+	if (spec.epoch_given)
+		return "snowflake.layout takes no epoch: set snowflake.epoch instead.";
+	if (spec.seq_above_node)
+		return "snowflake issues IDs with the node above the sequence; order=seq-node is for decoding only.";
+	return nullptr;
 }
 
 extern "C" {
 
 // Accepts decimal Unix milliseconds that make a usable epoch now; passes the value on in extra.
-static bool check_epoch(char **newval, void **extra, GucSource) {
+// The built-in default is only parsed here: whether it suits the layout is checked at start
+// (check_epoch_suits_layout), once a configured layout may have replaced the default one.
+static bool check_epoch(char **newval, void **extra, GucSource source) {
 	int64_t value = 0;
-	if (const char *problem = epoch_setting_problem(*newval, value)) {
+	const char *problem = epoch_setting_problem(*newval, value);
+	if (source == PGC_S_DEFAULT && *newval != nullptr && parse_epoch(*newval, value))
+		problem = nullptr;
+	if (problem != nullptr) {
 		GUC_check_errdetail("%s", problem);
 		return false;
 	}
@@ -76,6 +98,36 @@ static void assign_epoch(const char *, void *extra) {
 	epoch_ms = *static_cast<int64_t *>(extra);
 }
 
+// Accepts a layout spec (layout_setting_problem); passes the parsed layout on in extra.
+static bool check_layout(char **newval, void **extra, GucSource) {
+	LayoutSpec spec{};
+	if (const char *problem = layout_setting_problem(*newval, spec)) {
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	auto *parsed = static_cast<LayoutSpec *>(guc_malloc(LOG, sizeof(LayoutSpec)));
+	if (parsed == nullptr)
+		return false;
+	*parsed = spec;
+	*extra = parsed;
+	return true;
+}
+
+// Installs the layout check_layout parsed.
+static void assign_layout(const char *, void *extra) {
+	layout_setting = *static_cast<LayoutSpec *>(extra);
+}
+
+// Accepts a node (or -1) that the layout has room for.
+static bool check_node(int *newval, void **, GucSource) {
+	if (*newval > layout_setting.layout.max_node()) {
+		GUC_check_errdetail("snowflake.layout \"%s\" has %d node bits, so nodes run from 0 to %d.",
+		                    layout_setting.name, layout_setting.layout.node_bits, layout_setting.layout.max_node());
+		return false;
+	}
+	return true;
+}
+
 // Hands a changed node to the shared generator (in the postmaster; see shmem.hpp).
 static void assign_node(int newval, void *) {
 	publish_node(newval);
@@ -86,9 +138,10 @@ static void assign_node(int newval, void *) {
 // Defines the settings any process may define: the reloadable ones.
 void define_reloadable_settings() {
 	DefineCustomIntVariable(kNode, "Sets the node ID that this server writes into every snowflake ID.",
-	                        "From 0 to 1023, unique among all servers that generate IDs together; -1 (the default) "
-	                        "means unset, and snowflake_nextval() then refuses to run.",
-	                        &node_setting, -1, -1, kMaxNode, PGC_SIGHUP, 0, nullptr, assign_node, nullptr);
+	                        "From 0 to the layout's last node (1023 on twitter), unique among all servers that "
+	                        "generate IDs together; -1 (the default) means unset, and snowflake_nextval() then "
+	                        "refuses to run.",
+	                        &node_setting, -1, -1, kMaxNodeSetting, PGC_SIGHUP, 0, check_node, assign_node, nullptr);
 	DefineCustomIntVariable(kMaxClockDrift,
 	                        "Sets how far the system clock may fall behind the last issued ID before "
 	                        "snowflake_nextval() raises an error.",
@@ -96,9 +149,10 @@ void define_reloadable_settings() {
 	                        &max_clock_drift_ms, 1000, 0, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
 	                        nullptr);
 	DefineCustomIntVariable(kBackfillNode, "Sets the node ID reserved for backfilled IDs (snowflake_backfill_id()).",
-	                        "From 0 to 1023, the same on every server and used by none of them as snowflake.node; "
-	                        "-1 (the default) means no backfill.",
-	                        &backfill_node_setting, -1, -1, kMaxNode, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+	                        "From 0 to the layout's last node (1023 on twitter), the same on every server and used "
+	                        "by none of them as snowflake.node; -1 (the default) means no backfill.",
+	                        &backfill_node_setting, -1, -1, kMaxNodeSetting, PGC_SIGHUP, 0, check_node, nullptr,
+	                        nullptr);
 	DefineCustomEnumVariable(kClockPolicy,
 	                         "Sets what snowflake_nextval() does while the clock is behind the last issued ID.",
 	                         "borrow keeps issuing from the last issued millisecond onwards; wait sleeps until the "
@@ -107,32 +161,65 @@ void define_reloadable_settings() {
 	                         PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 }
 
-// Defines the restart-only settings, which only the postmaster may define, and reserves the prefix.
+// Defines the restart-only settings, which only the postmaster may define: the layout first, so
+// the epoch (checked against the layout's lifetime) and the nodes (against its node bits) can
+// be checked against it. A preset with an epoch of its own (sonyflake) makes that epoch the
+// default of snowflake.epoch; a configured snowflake.epoch still wins.
 void define_startup_settings() {
+	DefineCustomStringVariable(kLayout, "Sets the bit layout of snowflake IDs.",
+	                           "twitter (the default: 41 bits of ms, 10 node, 12 sequence), sonyflake (39 bits of "
+	                           "10 ms, 16, 8), js53 (41 bits of ms, 5, 7: IDs below 2^53), or a spec such as "
+	                           "time=39,unit=10ms,node=16,seq=8.",
+	                           &layout_text, "twitter", PGC_POSTMASTER, 0, check_layout, assign_layout, nullptr);
 	DefineCustomStringVariable(kEpoch, "Sets the time, in Unix milliseconds, that snowflake IDs count from.",
 	                           "The default is Twitter's epoch, 2010-11-04 01:42:54.657 UTC. Changing it changes "
 	                           "the time decoded from every existing ID.",
 	                           &epoch_text, "1288834974657", PGC_POSTMASTER, 0, check_epoch, assign_epoch, nullptr);
+	if (layout_setting.epoch_ms != kTwitterEpochMs) {
+		char text[32];
+		snprintf(text, sizeof(text), "%lld", static_cast<long long>(layout_setting.epoch_ms));
+		SetConfigOption(kEpoch, text, PGC_POSTMASTER, PGC_S_DYNAMIC_DEFAULT);
+	}
 	DefineCustomBoolVariable(kFaultInjection,
 	                         "Lets superusers move the ID generator's clock with snowflake_inject_clock_offset().",
 	                         "For test servers only; never turn it on in production.", &fault_injection_enabled, false,
 	                         PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
-	MarkGUCPrefixReserved("snowflake");
 	if (fault_injection_enabled)
 		ereport(WARNING, (errmsg("snowflake.fault_injection is on: superusers can move the ID generator's clock"),
 		                  errhint("Never enable fault injection on a production server.")));
 }
 
-// Without preloading, snowflake.epoch is a placeholder that a reload could change for later
-// backends, so nothing can hold it fixed: decode only with the default epoch, and mark the epoch
-// unusable (-1) when another one is configured. Raises nothing, so loading always succeeds.
+// Without preloading, snowflake.epoch and snowflake.layout are placeholders that a reload could
+// change for later backends, so nothing can hold them fixed: decode only with the default epoch
+// and layout, and mark the epoch unusable (-1) when another epoch or layout is configured.
+// Raises nothing, so loading always succeeds.
 void settle_unpreloaded_epoch() {
-	if (GetConfigOption(kEpoch, true, false) == nullptr)
-		return;
-	const char *text = GetConfigOptionResetString(kEpoch);
-	int64_t value = 0;
-	if (text != nullptr && *text != '\0' && !(parse_epoch(text, value) && value == kTwitterEpochMs))
-		epoch_ms = -1;
+	if (GetConfigOption(kEpoch, true, false) != nullptr) {
+		const char *text = GetConfigOptionResetString(kEpoch);
+		int64_t value = 0;
+		if (text != nullptr && *text != '\0' && !(parse_epoch(text, value) && value == kTwitterEpochMs))
+			epoch_ms = -1;
+	}
+	if (GetConfigOption(kLayout, true, false) != nullptr) {
+		const char *text = GetConfigOptionResetString(kLayout);
+		LayoutSpec spec{};
+		if (text != nullptr && *text != '\0' &&
+		    !(parse_layout(text, spec) == nullptr && spec.layout == kTwitter && !spec.epoch_given))
+			epoch_ms = -1;
+	}
+}
+
+// Stops the server when the epoch in effect (perhaps the default) does not suit the layout.
+void check_epoch_suits_layout() {
+	if (const char *problem = epoch_problem(layout_setting.layout, epoch_ms, unix_now_ms())) {
+		char spec[64];
+		format_layout(layout_setting.layout, spec);
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("snowflake.epoch %lld does not suit snowflake.layout \"%s\" (%s)",
+		                       static_cast<long long>(epoch_ms), layout_setting.name, spec),
+		                errdetail("%s", problem),
+		                errhint("Choose a later snowflake.epoch or a layout with more time bits or a longer unit.")));
+	}
 }
 
 // Notes the values configured for the settings, before defining them turns them from placeholders.
@@ -164,8 +251,10 @@ void _PG_init(void) {
 		return;
 	}
 	snowflake::note_configured_values();
-	snowflake::define_reloadable_settings();
 	snowflake::define_startup_settings();
+	snowflake::define_reloadable_settings();
+	MarkGUCPrefixReserved("snowflake");
 	snowflake::enforce_configured_values();
+	snowflake::check_epoch_suits_layout();
 	snowflake::install_shmem_hooks();
 }

@@ -1,6 +1,7 @@
 // Reading and writing $PGDATA/snowflake.state (see state_file.hpp for what it
 // holds and why it is a file): a fixed-size image with a magic number, a
-// version and a CRC-32C, written aside and moved into place with
+// version (2; version 1 files from 0.1.0 are still read, as the twitter layout)
+// and a CRC-32C, written aside and moved into place with
 // durable_rename, so it is replaced atomically and survives a crash.
 #include "state_file.hpp"
 
@@ -21,11 +22,12 @@ namespace snowflake {
 namespace {
 
 constexpr uint32_t kMagic = 0x46574e53; // "SNWF"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;         // written since 0.2.0; version 1 (0.1.0) is still read
 constexpr const char *kTempFile = "snowflake.state.tmp";
 
-// The bytes on disk: every field explicit, padding zeroed, the CRC over all before it.
-struct Image {
+// The bytes 0.1.0 wrote (version 1): every field explicit, padding zeroed, the CRC over all
+// before it. The layout was always twitter's, so it has no unit; reserved_ms is in ms.
+struct ImageV1 {
 	uint32_t magic;
 	uint32_t version;
 	int64_t epoch_ms;
@@ -37,15 +39,61 @@ struct Image {
 	pg_crc32c crc;
 	uint32_t zero2;
 };
-static_assert(sizeof(Image) == 48, "the image has no hidden padding");
+static_assert(sizeof(ImageV1) == 48, "the version 1 image has no hidden padding");
 
-// The CRC-32C of everything in image before the crc field.
-pg_crc32c image_crc(const Image &image) {
+// The bytes on disk since version 2: version 1's fields, then the unit, reserved_tick in ticks.
+struct Image {
+	uint32_t magic;
+	uint32_t version;
+	int64_t epoch_ms;
+	int32_t time_bits;
+	int32_t node_bits;
+	int32_t seq_bits;
+	uint32_t timeline;
+	int64_t reserved_tick;
+	int32_t unit_ms;
+	uint32_t zero1;
+	pg_crc32c crc;
+	uint32_t zero2;
+};
+static_assert(sizeof(Image) == 56, "the image has no hidden padding");
+
+// The CRC-32C of the first length bytes of an image, which end where its crc field starts.
+pg_crc32c image_crc(const void *image, size_t length) {
 	pg_crc32c crc;
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, &image, offsetof(Image, crc));
+	COMP_CRC32C(crc, image, length);
 	FIN_CRC32C(crc);
 	return crc;
+}
+
+// The record in got bytes of buffer, if they are a whole, valid image of version 1 or 2.
+bool decode_image(const unsigned char *buffer, ssize_t got, StateRecord &record) {
+	uint32_t head[2];
+	if (got < static_cast<ssize_t>(sizeof(head)))
+		return false;
+	std::memcpy(head, buffer, sizeof(head));
+	if (head[0] != kMagic)
+		return false;
+	if (head[1] == 1 && got == static_cast<ssize_t>(sizeof(ImageV1))) {
+		ImageV1 v1;
+		std::memcpy(&v1, buffer, sizeof(v1));
+		if (!EQ_CRC32C(v1.crc, image_crc(&v1, offsetof(ImageV1, crc))))
+			return false;
+		record = StateRecord{v1.epoch_ms, Layout{v1.time_bits, v1.node_bits, v1.seq_bits, 1}, v1.reserved_ms,
+		                     v1.timeline};
+		return true;
+	}
+	if (head[1] == kVersion && got == static_cast<ssize_t>(sizeof(Image))) {
+		Image image;
+		std::memcpy(&image, buffer, sizeof(image));
+		if (!EQ_CRC32C(image.crc, image_crc(&image, offsetof(Image, crc))))
+			return false;
+		record = StateRecord{image.epoch_ms, Layout{image.time_bits, image.node_bits, image.seq_bits, image.unit_ms},
+		                     image.reserved_tick, image.timeline};
+		return true;
+	}
+	return false;
 }
 
 } // namespace
@@ -58,10 +106,8 @@ StateRead read_state(StateRecord &record) {
 		ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not open \"%s\": %m", kStateFile)));
 		return StateRead::Unreadable;
 	}
-	Image image;
-	const ssize_t got = read(fd, &image, sizeof(image));
-	char extra;
-	const bool longer = got == static_cast<ssize_t>(sizeof(image)) && read(fd, &extra, 1) > 0;
+	unsigned char buffer[sizeof(Image) + 1]; // one byte more than any image, to see a longer file
+	const ssize_t got = read(fd, buffer, sizeof(buffer));
 	const int read_errno = errno;
 	close(fd);
 	if (got < 0) {
@@ -69,13 +115,10 @@ StateRead read_state(StateRecord &record) {
 		ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not read \"%s\": %m", kStateFile)));
 		return StateRead::Unreadable;
 	}
-	if (got != static_cast<ssize_t>(sizeof(image)) || longer || image.magic != kMagic || image.version != kVersion ||
-	    !EQ_CRC32C(image.crc, image_crc(image))) {
+	if (!decode_image(buffer, got, record)) {
 		ereport(LOG, (errmsg("snowflake: \"%s\" is not a valid snowflake state record", kStateFile)));
 		return StateRead::Corrupt;
 	}
-	record = StateRecord{image.epoch_ms, image.time_bits,   image.node_bits,
-	                     image.seq_bits, image.reserved_ms, image.timeline};
 	return StateRead::Loaded;
 }
 
@@ -85,12 +128,13 @@ bool write_state(const StateRecord &record, int elevel) {
 	image.magic = kMagic;
 	image.version = kVersion;
 	image.epoch_ms = record.epoch_ms;
-	image.time_bits = record.time_bits;
-	image.node_bits = record.node_bits;
-	image.seq_bits = record.seq_bits;
-	image.reserved_ms = record.reserved_ms;
+	image.time_bits = record.layout.time_bits;
+	image.node_bits = record.layout.node_bits;
+	image.seq_bits = record.layout.seq_bits;
+	image.unit_ms = record.layout.unit_ms;
+	image.reserved_tick = record.reserved_tick;
 	image.timeline = record.timeline;
-	image.crc = image_crc(image);
+	image.crc = image_crc(&image, offsetof(Image, crc));
 
 	const int fd = open(kTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
 	if (fd < 0) {

@@ -1,5 +1,5 @@
 // The durable high-water mark: $PGDATA/snowflake.state, a small CRC-checked
-// record of the layout IDs were issued with (epoch and bit widths), of the
+// record of the layout IDs were issued with (epoch, bit widths and tick), of the
 // reservation (a time no issued ID exceeds), and of the WAL timeline it was
 // written on. The generator never issues an ID
 // past the recorded reservation, so after any restart or crash, resuming
@@ -28,9 +28,11 @@
 //   (README, "Guarantees and failure modes").
 // - pg_upgrade starts a new data directory without the file: the first start
 //   after it relies on the clock, as a brand-new server does.
-// - A different epoch at start is refused: generation and decoding stop with
+// - A different epoch or layout (snowflake.layout) at start is refused: generation and decoding stop with
 //   an error until the epoch is restored or the file is removed on purpose.
 #pragma once
+
+#include "generator.hpp"
 
 #include <cstdint>
 
@@ -41,12 +43,10 @@ constexpr const char *kStateFile = "snowflake.state";
 
 // What the file records.
 struct StateRecord {
-	int64_t epoch_ms;  // the epoch IDs were issued with
-	int32_t time_bits; // the layout they were issued with
-	int32_t node_bits;
-	int32_t seq_bits;
-	int64_t reserved_ms; // no ID issued has a time (ms since the epoch) above this
-	uint32_t timeline;   // the WAL timeline the server was on when it wrote this
+	int64_t epoch_ms;      // the epoch IDs were issued with
+	Layout layout;         // the layout they were issued with (a version 1 file: twitter's)
+	int64_t reserved_tick; // no ID issued has a time (ticks of layout since the epoch) above this
+	uint32_t timeline;     // the WAL timeline the server was on when it wrote this
 };
 
 enum class StateRead {

@@ -26,23 +26,26 @@ TimeBound bound_at(TimestampTz ts, bool inclusive) noexcept {
 constexpr TimeBound kUnbounded{true, false, 0};
 
 // Raises the ERROR for a bound that the layout cannot hold.
-[[noreturn]] void raise_bound_error(BoundStatus status, int64_t epoch) {
+[[noreturn]] void raise_bound_error(BoundStatus status, const LayoutSpec &active) {
 	if (status == BoundStatus::BeforeEpoch)
 		ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-		                errmsg("time is before snowflake.epoch, %s", timestamptz_to_str(unix_ms_to_timestamptz(epoch))),
+		                errmsg("time is before snowflake.epoch, %s",
+		                       timestamptz_to_str(unix_ms_to_timestamptz(active.epoch_ms))),
 		                errhint("No snowflake ID is that old. In a range, leave this end unbounded.")));
 	ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 	                errmsg("time is past the last one snowflake IDs can hold, %s",
-	                       timestamptz_to_str(unix_ms_to_timestamptz(epoch + kMaxTime))),
+	                       timestamptz_to_str(unix_ms_to_timestamptz(
+	                           active.layout.unix_ms_of(active.layout.max_time(), active.epoch_ms)))),
 	                errhint("In a range, leave this end unbounded.")));
 }
 
-// The span of lower..upper on this server's epoch, or an ERROR.
+// The span of lower..upper in this server's layout, or an ERROR.
 IdSpan checked_span(TimeBound lower, TimeBound upper) {
-	const int64_t epoch = decoding_epoch();
+	const LayoutSpec active = decoding_layout();
 	IdSpan span{};
-	if (const BoundStatus status = id_span(lower, upper, epoch, span); status != BoundStatus::Ok)
-		raise_bound_error(status, epoch);
+	if (const BoundStatus status = id_span(lower, upper, active.layout, active.epoch_ms, span);
+	    status != BoundStatus::Ok)
+		raise_bound_error(status, active);
 	return span;
 }
 
@@ -100,8 +103,8 @@ Expr *int8_const(int64_t value) {
 int64_t min_id_at(TimestampTz ts) {
 	require_finite(ts);
 	const IdSpan span = checked_span(bound_at(ts, true), kUnbounded);
-	if (span.first > span.last) // ts lies inside the last millisecond: no ID is at or after it
-		raise_bound_error(BoundStatus::AfterEnd, decoding_epoch());
+	if (span.first > span.last) // ts lies inside the last tick: no ID is at or after it
+		raise_bound_error(BoundStatus::AfterEnd, decoding_layout());
 	return span.first;
 }
 
@@ -137,13 +140,15 @@ int64_t backfill_id(TimestampTz ts, int32_t seq) {
 		                          "repeat one."),
 		                errhint("Pick a node no server uses (1023, say), set \"snowflake.backfill_node = 1023\" on "
 		                        "every server, and reload.")));
-	if (seq < 0 || seq > kMaxSeq)
+	const Layout &layout = layout_setting.layout; // snowflake.backfill_node fits it (check_node)
+	if (seq < 0 || seq > layout.max_seq())
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("backfill sequence %d is out of range", seq),
-		                errhint("Use 0 to %d; number the rows that share a millisecond, for example with "
+		                errhint("Use 0 to %d; number the rows that share a tick of the layout (a millisecond on "
+		                        "twitter), for example with "
 		                        "row_number() OVER (PARTITION BY date_trunc('milliseconds', ts)) - 1.",
-		                        kMaxSeq)));
-	const int64_t time_ms = decompose(max_id_at(ts)).time_ms; // the millisecond ts falls in
-	return compose(Parts{time_ms, backfill_node_setting, seq});
+		                        layout.max_seq())));
+	const int64_t time = layout.decompose(max_id_at(ts)).time; // the tick ts falls in
+	return layout.compose(Parts{time, backfill_node_setting, seq});
 }
 
 Node *simplify_between(const FuncExpr &call) {

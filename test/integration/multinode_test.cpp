@@ -20,8 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kPreload = "shared_preload_libraries = 'snowflake'";
-
 // The replicated table; writer and created_at are filled in on the writer.
 const std::string kItems = "CREATE TABLE items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), "
                            "writer text NOT NULL DEFAULT current_setting('cluster_name'), "

@@ -3,6 +3,7 @@
 // condition (a connection succeeds, a log line appears), never a bare sleep.
 #include "server.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -20,6 +21,18 @@ std::string work_dir() {
 	if (dir == nullptr)
 		throw std::runtime_error("SNOWFLAKE_TEST_DIR is not set");
 	return dir;
+}
+
+bool Server::crash_a_backend() const {
+	using namespace std::chrono_literals;
+	pqxx::connection victim = connect();
+	return ::kill(victim.backendpid(), SIGKILL) == 0 &&
+	       wait_for_log("all server processes terminated; reinitializing", 10s) && wait_until_accepting(30s);
+}
+
+int64_t unix_ms() {
+	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+	    .count();
 }
 
 int run(const std::string &command) {

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -57,6 +58,9 @@ public:
 	bool wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const;
 	// The server log so far.
 	std::string log() const;
+	// Kills a new backend with SIGKILL and waits until the postmaster has reinitialised shared
+	// memory and accepts connections again; false if it did not within 40 s.
+	bool crash_a_backend() const;
 
 private:
 	// Makes an empty directory for a server called name.
@@ -68,6 +72,12 @@ private:
 	std::string data_; // the data directory
 	bool running_ = false;
 };
+
+// The postgresql.conf line that preloads snowflake.
+inline const std::string kPreload = "shared_preload_libraries = 'snowflake'";
+
+// Wall-clock Unix milliseconds, to bracket the times IDs decode to.
+int64_t unix_ms();
 
 // Runs a shell command; returns its exit status.
 int run(const std::string &command);

@@ -1,7 +1,9 @@
 // Unit tests of the pure core (src/generator.*), with an injected clock: the
 // layout and its limits, round trips, the Twitter worked example, sequence
 // exhaustion, clock steps back under both policies, node changes, the end of
-// the 41-bit time field, epoch validation, and a random clock walk.
+// the 41-bit time field, epoch validation, the fast path against the general
+// step (in every preset), and a random clock walk. Other layouts and blocks of
+// IDs: layout_test.cpp.
 #include "generator.hpp"
 
 #include <gtest/gtest.h>
@@ -35,10 +37,10 @@ Step step_at(GeneratorState &state, int64_t now, const Policy &policy, int32_t n
 	Step step = state.next(now, node, policy);
 	if (step.status != Status::Reserve)
 		return step;
-	const int64_t regressed = step.regressed_ms;
-	state.reserved(step.reserve_ms);
+	const int64_t regressed = step.regressed_ticks;
+	state.reserved(step.reserve_tick);
 	step = state.next(now, node, policy);
-	step.regressed_ms = std::max(step.regressed_ms, regressed);
+	step.regressed_ticks = std::max(step.regressed_ticks, regressed);
 	return step;
 }
 
@@ -50,22 +52,22 @@ int64_t issue(GeneratorState &state, int64_t now, const Policy &policy, int32_t 
 }
 
 TEST(Layout, WidthsAndLimits) {
-	EXPECT_EQ(kMaxTime, 2199023255551);
-	EXPECT_EQ(kMaxNode, 1023);
-	EXPECT_EQ(kMaxSeq, 4095);
-	EXPECT_EQ(compose({0, 0, 0}), 0);
-	EXPECT_EQ(compose({kMaxTime, kMaxNode, kMaxSeq}), INT64_MAX);
-	EXPECT_EQ(compose({0, 0, 1}), 1);
-	EXPECT_EQ(compose({0, 1, 0}), int64_t{1} << 12);
-	EXPECT_EQ(compose({1, 0, 0}), int64_t{1} << 22);
+	EXPECT_EQ(kTwitter.max_time(), 2199023255551);
+	EXPECT_EQ(kTwitter.max_node(), 1023);
+	EXPECT_EQ(kTwitter.max_seq(), 4095);
+	EXPECT_EQ(kTwitter.compose({0, 0, 0}), 0);
+	EXPECT_EQ(kTwitter.compose({kTwitter.max_time(), kTwitter.max_node(), kTwitter.max_seq()}), INT64_MAX);
+	EXPECT_EQ(kTwitter.compose({0, 0, 1}), 1);
+	EXPECT_EQ(kTwitter.compose({0, 1, 0}), int64_t{1} << 12);
+	EXPECT_EQ(kTwitter.compose({1, 0, 0}), int64_t{1} << 22);
 }
 
 TEST(Layout, TwitterWorkedExample) {
 	// 2017-09-20 13:43:08.849 UTC, datacenter 17, worker 25, sequence 0.
 	const Parts parts{1505914988849 - kTwitterEpochMs, 17 * 32 + 25, 0};
-	EXPECT_EQ(compose(parts), 910499571847892992);
-	const Parts back = decompose(910499571847892992);
-	EXPECT_EQ(back.time_ms + kTwitterEpochMs, 1505914988849);
+	EXPECT_EQ(kTwitter.compose(parts), 910499571847892992);
+	const Parts back = kTwitter.decompose(910499571847892992);
+	EXPECT_EQ(back.time + kTwitterEpochMs, 1505914988849);
 	EXPECT_EQ(back.node, 569);
 	EXPECT_EQ(back.seq, 0);
 }
@@ -74,11 +76,11 @@ TEST(Layout, RoundTrips) {
 	std::mt19937_64 rng(42);
 	for (int i = 0; i < 100000; ++i) {
 		const int64_t id = static_cast<int64_t>(rng() >> 1);
-		EXPECT_EQ(compose(decompose(id)), id);
-		const Parts p{static_cast<int64_t>(rng() & kMaxTime), static_cast<int32_t>(rng() & kMaxNode),
-		              static_cast<int32_t>(rng() & kMaxSeq)};
-		const Parts q = decompose(compose(p));
-		EXPECT_EQ(q.time_ms, p.time_ms);
+		EXPECT_EQ(kTwitter.compose(kTwitter.decompose(id)), id);
+		const Parts p{static_cast<int64_t>(rng() & kTwitter.max_time()), static_cast<int32_t>(rng() & kTwitter.max_node()),
+		              static_cast<int32_t>(rng() & kTwitter.max_seq())};
+		const Parts q = kTwitter.decompose(kTwitter.compose(p));
+		EXPECT_EQ(q.time, p.time);
 		EXPECT_EQ(q.node, p.node);
 		EXPECT_EQ(q.seq, p.seq);
 	}
@@ -86,8 +88,8 @@ TEST(Layout, RoundTrips) {
 
 TEST(Next, FirstIdCarriesClockNodeAndZeroSequence) {
 	GeneratorState state = fresh();
-	const Parts p = decompose(issue(state, kT0, borrow()));
-	EXPECT_EQ(p.time_ms, kT0 - kEpoch);
+	const Parts p = kTwitter.decompose(issue(state, kT0, borrow()));
+	EXPECT_EQ(p.time, kT0 - kEpoch);
 	EXPECT_EQ(p.node, kNode);
 	EXPECT_EQ(p.seq, 0);
 }
@@ -96,8 +98,8 @@ TEST(Next, NewMillisecondRestartsSequence) {
 	GeneratorState state = fresh();
 	issue(state, kT0, borrow());
 	issue(state, kT0, borrow());
-	const Parts p = decompose(issue(state, kT0 + 5, borrow()));
-	EXPECT_EQ(p.time_ms, kT0 + 5 - kEpoch);
+	const Parts p = kTwitter.decompose(issue(state, kT0 + 5, borrow()));
+	EXPECT_EQ(p.time, kT0 + 5 - kEpoch);
 	EXPECT_EQ(p.seq, 0);
 }
 
@@ -106,28 +108,28 @@ TEST(Next, TheReservedBackfillNodeIssuesNothing) {
 	Policy policy = borrow();
 	policy.reserved_node = 1023;
 	EXPECT_EQ(step_at(state, kT0, policy, 1023).status, Status::NodeInvalid);
-	EXPECT_EQ(decompose(issue(state, kT0, policy, 1022)).node, 1022);
+	EXPECT_EQ(kTwitter.decompose(issue(state, kT0, policy, 1022)).node, 1022);
 }
 
 TEST(Next, InvalidNodeIssuesNothing) {
 	GeneratorState state = fresh();
 	EXPECT_EQ(step_at(state, kT0, borrow(), -1).status, Status::NodeInvalid);
-	EXPECT_EQ(step_at(state, kT0, borrow(), kMaxNode + 1).status, Status::NodeInvalid);
+	EXPECT_EQ(step_at(state, kT0, borrow(), kTwitter.max_node() + 1).status, Status::NodeInvalid);
 	EXPECT_EQ(state.last_id, -1);
-	EXPECT_EQ(decompose(issue(state, kT0, borrow(), kMaxNode)).node, kMaxNode);
+	EXPECT_EQ(kTwitter.decompose(issue(state, kT0, borrow(), kTwitter.max_node())).node, kTwitter.max_node());
 }
 
 TEST(Exhaustion, FullMillisecondBorrowsTheNext) {
 	GeneratorState state = fresh();
 	int64_t prev = -1;
-	for (int32_t i = 0; i <= kMaxSeq; ++i) {
+	for (int32_t i = 0; i <= kTwitter.max_seq(); ++i) {
 		const int64_t id = issue(state, kT0, borrow());
-		EXPECT_EQ(decompose(id).seq, i);
+		EXPECT_EQ(kTwitter.decompose(id).seq, i);
 		EXPECT_GT(id, prev);
 		prev = id;
 	}
-	const Parts p = decompose(issue(state, kT0, borrow()));
-	EXPECT_EQ(p.time_ms, kT0 + 1 - kEpoch);
+	const Parts p = kTwitter.decompose(issue(state, kT0, borrow()));
+	EXPECT_EQ(p.time, kT0 + 1 - kEpoch);
 	EXPECT_EQ(p.seq, 0);
 }
 
@@ -135,24 +137,24 @@ TEST(Exhaustion, BorrowingStopsAtTheDriftBoundThenWaits) {
 	GeneratorState state = fresh();
 	const Policy policy = borrow(3);
 	// Four borrowed milliseconds (now .. now+3) of 4,096 IDs each, all at one clock reading.
-	for (int i = 0; i < 4 * (kMaxSeq + 1); ++i)
+	for (int i = 0; i < 4 * (kTwitter.max_seq() + 1); ++i)
 		issue(state, kT0, policy);
-	EXPECT_EQ(decompose(state.last_id).time_ms, kT0 + 3 - kEpoch);
+	EXPECT_EQ(kTwitter.decompose(state.last_id).time, kT0 + 3 - kEpoch);
 	const Step step = state.next(kT0, kNode, policy);
 	EXPECT_EQ(step.status, Status::Wait);
-	EXPECT_EQ(step.wait_ms, 1);
+	EXPECT_EQ(step.wait_ticks, 1);
 	// Once the clock moves on, it continues.
-	EXPECT_EQ(decompose(issue(state, kT0 + 1, policy)).time_ms, kT0 + 4 - kEpoch);
+	EXPECT_EQ(kTwitter.decompose(issue(state, kT0 + 1, policy)).time, kT0 + 4 - kEpoch);
 }
 
 TEST(Exhaustion, WaitPolicyWaitsForTheNextMillisecond) {
 	GeneratorState state = fresh();
-	for (int32_t i = 0; i <= kMaxSeq; ++i)
+	for (int32_t i = 0; i <= kTwitter.max_seq(); ++i)
 		issue(state, kT0, wait());
 	const Step step = step_at(state, kT0, wait(), kNode);
 	EXPECT_EQ(step.status, Status::Wait);
-	EXPECT_EQ(step.wait_ms, 1);
-	EXPECT_EQ(decompose(issue(state, kT0 + 1, wait())).seq, 0);
+	EXPECT_EQ(step.wait_ticks, 1);
+	EXPECT_EQ(kTwitter.decompose(issue(state, kT0 + 1, wait())).seq, 0);
 }
 
 // The last ID before the clock steps back by `back` ms, and the step taken right after.
@@ -170,10 +172,10 @@ TEST(ClockBack, OneMillisecondBorrowContinuesUpward) {
 	const auto [before, step] = step_back(state, 1, borrow());
 	ASSERT_EQ(step.status, Status::Issued);
 	EXPECT_GT(step.id, before);
-	EXPECT_EQ(step.regressed_ms, 1);
-	EXPECT_EQ(step.drift_ms, 1);
-	const Parts p = decompose(step.id);
-	EXPECT_EQ(p.time_ms, kT0 - kEpoch); // stays on the last issued millisecond
+	EXPECT_EQ(step.regressed_ticks, 1);
+	EXPECT_EQ(step.drift_ticks, 1);
+	const Parts p = kTwitter.decompose(step.id);
+	EXPECT_EQ(p.time, kT0 - kEpoch); // stays on the last issued millisecond
 	EXPECT_EQ(p.seq, 1);
 }
 
@@ -182,12 +184,12 @@ TEST(ClockBack, OneSecondIsWithinTheDefaultBound) {
 	const auto [before, step] = step_back(state, 1000, borrow());
 	ASSERT_EQ(step.status, Status::Issued);
 	EXPECT_GT(step.id, before);
-	EXPECT_EQ(step.drift_ms, 1000);
-	EXPECT_EQ(step.regressed_ms, 1000);
+	EXPECT_EQ(step.drift_ticks, 1000);
+	EXPECT_EQ(step.regressed_ticks, 1000);
 	// Only the first reading after the step reports the regression.
 	const Step later = step_at(state, kT0 - 999, borrow(), kNode);
 	EXPECT_EQ(later.status, Status::Issued);
-	EXPECT_EQ(later.regressed_ms, 0);
+	EXPECT_EQ(later.regressed_ticks, 0);
 	EXPECT_GT(later.id, step.id);
 }
 
@@ -196,7 +198,7 @@ TEST(ClockBack, OneSecondPastASmallerBoundIsAnError) {
 	const int64_t last = issue(state, kT0, borrow(999));
 	const Step step = step_at(state, kT0 - 1000, borrow(999), kNode);
 	EXPECT_EQ(step.status, Status::ClockBehind);
-	EXPECT_EQ(step.drift_ms, 1000);
+	EXPECT_EQ(step.drift_ticks, 1000);
 	EXPECT_EQ(state.last_id, last);
 }
 
@@ -204,8 +206,8 @@ TEST(ClockBack, OneHourIsAnErrorUntilTheClockCatchesUp) {
 	GeneratorState state = fresh();
 	const Step step = step_back(state, 3600 * 1000, borrow()).after;
 	EXPECT_EQ(step.status, Status::ClockBehind);
-	EXPECT_EQ(step.drift_ms, 3600 * 1000);
-	EXPECT_EQ(step.regressed_ms, 3600 * 1000);
+	EXPECT_EQ(step.drift_ticks, 3600 * 1000);
+	EXPECT_EQ(step.regressed_ticks, 3600 * 1000);
 	const int64_t last = state.last_id;
 	// Still an error while the lag exceeds the bound...
 	EXPECT_EQ(step_at(state, kT0 - 1001, borrow(), kNode).status, Status::ClockBehind);
@@ -219,13 +221,13 @@ TEST(ClockBack, WaitPolicyWaitsOutStepsOfOneMillisecondToOneSecond) {
 		GeneratorState state = fresh();
 		const auto [before, step] = step_back(state, back, wait());
 		EXPECT_EQ(step.status, Status::Wait);
-		EXPECT_EQ(step.wait_ms, back);
-		EXPECT_EQ(step.regressed_ms, back);
+		EXPECT_EQ(step.wait_ticks, back);
+		EXPECT_EQ(step.regressed_ticks, back);
 		// Once the clock is back at the last issued millisecond, the sequence continues there.
 		const int64_t id = issue(state, kT0, wait());
 		EXPECT_GT(id, before);
-		EXPECT_EQ(decompose(id).time_ms, kT0 - kEpoch);
-		EXPECT_EQ(decompose(id).seq, 1);
+		EXPECT_EQ(kTwitter.decompose(id).time, kT0 - kEpoch);
+		EXPECT_EQ(kTwitter.decompose(id).seq, 1);
 	}
 }
 
@@ -237,7 +239,7 @@ TEST(ClockBack, WaitPolicyErrorsPastTheBound) {
 TEST(ClockBack, ZeroBoundRefusesAnyStepButWaitsOnExhaustion) {
 	GeneratorState state = fresh();
 	EXPECT_EQ(step_back(state, 1, borrow(0)).after.status, Status::ClockBehind);
-	for (int32_t i = 0; i < kMaxSeq; ++i)
+	for (int32_t i = 0; i < kTwitter.max_seq(); ++i)
 		issue(state, kT0, borrow(0));
 	EXPECT_EQ(step_at(state, kT0, borrow(0), kNode).status, Status::Wait);
 }
@@ -250,21 +252,21 @@ TEST(NodeChange, MovesToTheNextMillisecondSoIdsKeepRising) {
 	ASSERT_EQ(step.status, Status::Issued);
 	EXPECT_EQ(step.previous_node, 9);
 	EXPECT_GT(step.id, before);
-	const Parts p = decompose(step.id);
+	const Parts p = kTwitter.decompose(step.id);
 	EXPECT_EQ(p.node, 3);
-	EXPECT_EQ(p.time_ms, kT0 + 1 - kEpoch);
+	EXPECT_EQ(p.time, kT0 + 1 - kEpoch);
 	EXPECT_EQ(p.seq, 0);
 }
 
 TEST(EndOfTime, LastMillisecondWorksThenTheFieldIsExhausted) {
 	GeneratorState state = fresh();
-	const int64_t last_ms = kEpoch + kMaxTime;
-	const Parts p = decompose(issue(state, last_ms, borrow(), kMaxNode));
-	EXPECT_EQ(p.time_ms, kMaxTime);
-	for (int32_t i = 0; i < kMaxSeq; ++i)
-		issue(state, last_ms, borrow(), kMaxNode);
+	const int64_t last_ms = kEpoch + kTwitter.max_time();
+	const Parts p = kTwitter.decompose(issue(state, last_ms, borrow(), kTwitter.max_node()));
+	EXPECT_EQ(p.time, kTwitter.max_time());
+	for (int32_t i = 0; i < kTwitter.max_seq(); ++i)
+		issue(state, last_ms, borrow(), kTwitter.max_node());
 	EXPECT_EQ(state.last_id, INT64_MAX); // the largest ID there is
-	EXPECT_EQ(step_at(state, last_ms, borrow(), kMaxNode).status, Status::TimeExhausted);
+	EXPECT_EQ(step_at(state, last_ms, borrow(), kTwitter.max_node()).status, Status::TimeExhausted);
 	GeneratorState later = fresh();
 	EXPECT_EQ(step_at(later, last_ms + 1, borrow(), kNode).status, Status::TimeExhausted);
 	EXPECT_EQ(later.last_id, -1);
@@ -273,7 +275,7 @@ TEST(EndOfTime, LastMillisecondWorksThenTheFieldIsExhausted) {
 TEST(Epoch, ClockBeforeTheEpochIssuesNothing) {
 	GeneratorState state = fresh();
 	EXPECT_EQ(step_at(state, kEpoch - 1, borrow(), kNode).status, Status::BeforeEpoch);
-	EXPECT_EQ(decompose(issue(state, kEpoch, borrow())).time_ms, 0);
+	EXPECT_EQ(kTwitter.decompose(issue(state, kEpoch, borrow())).time, 0);
 }
 
 TEST(Epoch, Parsing) {
@@ -288,36 +290,36 @@ TEST(Epoch, Parsing) {
 }
 
 TEST(Epoch, Validation) {
-	EXPECT_EQ(epoch_problem(kTwitterEpochMs, kT0), nullptr);
-	EXPECT_EQ(epoch_problem(kT0, kT0), nullptr);
-	EXPECT_NE(epoch_problem(-1, kT0), nullptr);
-	EXPECT_NE(epoch_problem(kT0 + 1, kT0), nullptr);
-	const int64_t end_of_time = kTwitterEpochMs + kMaxTime; // 2080-07-10 17:30:30.208 UTC
-	EXPECT_EQ(epoch_problem(kTwitterEpochMs, end_of_time), nullptr);
-	EXPECT_NE(epoch_problem(kTwitterEpochMs, end_of_time + 1), nullptr);
+	EXPECT_EQ(epoch_problem(kTwitter, kTwitterEpochMs, kT0), nullptr);
+	EXPECT_EQ(epoch_problem(kTwitter, kT0, kT0), nullptr);
+	EXPECT_NE(epoch_problem(kTwitter, -1, kT0), nullptr);
+	EXPECT_NE(epoch_problem(kTwitter, kT0 + 1, kT0), nullptr);
+	const int64_t end_of_time = kTwitterEpochMs + kTwitter.max_time(); // 2080-07-10 17:30:30.208 UTC
+	EXPECT_EQ(epoch_problem(kTwitter, kTwitterEpochMs, end_of_time), nullptr);
+	EXPECT_NE(epoch_problem(kTwitter, kTwitterEpochMs, end_of_time + 1), nullptr);
 }
 
 TEST(Reservation, FirstIdAsksForOneThenIdsWithinItDoNot) {
 	GeneratorState state = fresh();
 	const Step first = state.next(kT0, kNode, borrow());
 	ASSERT_EQ(first.status, Status::Reserve);
-	EXPECT_EQ(first.reserve_ms, kT0 - kEpoch + 500); // half the 1 s drift bound
+	EXPECT_EQ(first.reserve_tick, kT0 - kEpoch + 500); // half the 1 s drift bound
 	EXPECT_EQ(state.last_id, -1);
-	state.reserved(first.reserve_ms);
+	state.reserved(first.reserve_tick);
 	for (int64_t ms = 0; ms <= 500; ms += 100)
 		EXPECT_EQ(state.next(kT0 + ms, kNode, borrow()).status, Status::Issued) << ms;
 	const Step past = state.next(kT0 + 501, kNode, borrow());
 	ASSERT_EQ(past.status, Status::Reserve);
-	EXPECT_EQ(past.reserve_ms, kT0 + 501 - kEpoch + 500);
+	EXPECT_EQ(past.reserve_tick, kT0 + 501 - kEpoch + 500);
 	EXPECT_EQ(state.counters.reservations, 1);
 }
 
 TEST(Reservation, StepIsAtLeastTenMilliseconds) {
-	EXPECT_EQ(reservation_step_ms(borrow(0)), 10);
-	EXPECT_EQ(reservation_step_ms(borrow(20)), 10);
-	EXPECT_EQ(reservation_step_ms(borrow(1000)), 500);
+	EXPECT_EQ(reservation_step_ticks(borrow(0)), 10);
+	EXPECT_EQ(reservation_step_ticks(borrow(20)), 10);
+	EXPECT_EQ(reservation_step_ticks(borrow(1000)), 500);
 	GeneratorState state = fresh();
-	EXPECT_EQ(state.next(kT0, kNode, borrow(0)).reserve_ms, kT0 - kEpoch + 10);
+	EXPECT_EQ(state.next(kT0, kNode, borrow(0)).reserve_tick, kT0 - kEpoch + 10);
 }
 
 TEST(Floor, RestartResumesAboveTheRecordedReservation) {
@@ -326,8 +328,8 @@ TEST(Floor, RestartResumesAboveTheRecordedReservation) {
 	state.resume_above(floor);
 	const Step step = step_at(state, kT0, borrow());
 	ASSERT_EQ(step.status, Status::Issued);
-	EXPECT_EQ(decompose(step.id).time_ms, floor + 1);
-	EXPECT_EQ(step.drift_ms, 300);
+	EXPECT_EQ(kTwitter.decompose(step.id).time, floor + 1);
+	EXPECT_EQ(step.drift_ticks, 300);
 	EXPECT_EQ(step.previous_node, -1);         // a floor is not an ID: no node change to report
 	EXPECT_EQ(state.counters.reservations, 1); // the floor itself was durable up to 300 ms
 }
@@ -337,7 +339,7 @@ TEST(Floor, WaitPolicyWaitsOutTheFloor) {
 	state.resume_above(kT0 - kEpoch + 300);
 	const Step step = step_at(state, kT0, wait());
 	EXPECT_EQ(step.status, Status::Wait);
-	EXPECT_EQ(step.wait_ms, 301);
+	EXPECT_EQ(step.wait_ticks, 301);
 }
 
 TEST(Floor, AClockFarBehindTheFloorIsAnError) {
@@ -345,11 +347,11 @@ TEST(Floor, AClockFarBehindTheFloorIsAnError) {
 	state.resume_above(kT0 - kEpoch);
 	const Step step = step_at(state, kT0 - 30000, borrow());
 	EXPECT_EQ(step.status, Status::ClockBehind);
-	EXPECT_EQ(step.drift_ms, 30000);
+	EXPECT_EQ(step.drift_ticks, 30000);
 	// With a bound that covers it, IDs continue above the floor.
 	const Step wide = step_at(state, kT0 - 30000, borrow(60000));
 	ASSERT_EQ(wide.status, Status::Issued);
-	EXPECT_EQ(decompose(wide.id).time_ms, kT0 - kEpoch + 1);
+	EXPECT_EQ(kTwitter.decompose(wide.id).time, kT0 - kEpoch + 1);
 }
 
 TEST(Floor, ReservationSlackBeyondTheBoundIsWaitedOutNotAnError) {
@@ -359,7 +361,7 @@ TEST(Floor, ReservationSlackBeyondTheBoundIsWaitedOutNotAnError) {
 	state.resume_above(kT0 - kEpoch + 1500);
 	const Step step = step_at(state, kT0, borrow());
 	EXPECT_EQ(step.status, Status::Wait);
-	EXPECT_EQ(step.wait_ms, 501);
+	EXPECT_EQ(step.wait_ticks, 501);
 	GeneratorState further = fresh();
 	further.resume_above(kT0 - kEpoch + 1501);
 	EXPECT_EQ(step_at(further, kT0, borrow()).status, Status::ClockBehind);
@@ -370,19 +372,19 @@ TEST(Floor, IssuedIdsAboveTheFloorKeepTheirOwnOrder) {
 	const int64_t before = issue(state, kT0 + 50, borrow());
 	state.resume_above(kT0 - kEpoch); // a floor below the last ID changes nothing
 	EXPECT_GT(issue(state, kT0 + 50, borrow()), before);
-	EXPECT_EQ(decompose(state.last_id).seq, 1);
+	EXPECT_EQ(kTwitter.decompose(state.last_id).seq, 1);
 }
 
 TEST(Counters, CountIssuedExhaustionsRegressionsDriftAndReservations) {
 	GeneratorState state = fresh();
-	for (int32_t i = 0; i <= kMaxSeq + 1; ++i) // one full millisecond and one more ID
+	for (int32_t i = 0; i <= kTwitter.max_seq() + 1; ++i) // one full millisecond and one more ID
 		issue(state, kT0, borrow());
 	issue(state, kT0 - 40, borrow()); // a step back of 40 ms
 	issue(state, kT0 - 45, borrow()); // and another of 5 ms
-	EXPECT_EQ(state.counters.issued, kMaxSeq + 4);
+	EXPECT_EQ(state.counters.issued, kTwitter.max_seq() + 4);
 	EXPECT_EQ(state.counters.exhaustions, 1);
 	EXPECT_EQ(state.counters.regressions, 2);
-	EXPECT_EQ(state.counters.max_drift_ms, 46); // the last ID is at kT0 + 1, the clock at kT0 - 45
+	EXPECT_EQ(state.counters.max_drift_ticks, 46); // the last ID is at kT0 + 1, the clock at kT0 - 45
 	EXPECT_EQ(state.counters.reservations, 1);
 }
 
@@ -398,26 +400,26 @@ constexpr TimeBound kNone{true, false, 0};
 
 IdSpan span_of(TimeBound lower, TimeBound upper) {
 	IdSpan span{};
-	EXPECT_EQ(id_span(lower, upper, kEpoch, span), BoundStatus::Ok);
+	EXPECT_EQ(id_span(lower, upper, kTwitter, kEpoch, span), BoundStatus::Ok);
 	return span;
 }
 
 TEST(IdSpan, InclusiveAndExclusiveEndsOnWholeMilliseconds) {
 	IdSpan s = span_of(at(kUs0, true), at(kUs0 + 5000, false)); // [t, t+5ms)
-	EXPECT_EQ(s.first, first_id_of(kMs0));
-	EXPECT_EQ(s.last, last_id_of(kMs0 + 4));
+	EXPECT_EQ(s.first, kTwitter.first_id_of(kMs0));
+	EXPECT_EQ(s.last, kTwitter.last_id_of(kMs0 + 4));
 	s = span_of(at(kUs0, false), at(kUs0 + 5000, true)); // (t, t+5ms]
-	EXPECT_EQ(s.first, first_id_of(kMs0 + 1));
-	EXPECT_EQ(s.last, last_id_of(kMs0 + 5));
+	EXPECT_EQ(s.first, kTwitter.first_id_of(kMs0 + 1));
+	EXPECT_EQ(s.last, kTwitter.last_id_of(kMs0 + 5));
 }
 
 TEST(IdSpan, SubMillisecondEndsRoundInward) {
 	IdSpan s = span_of(at(kUs0 + 500, true), at(kUs0 + 5500, true)); // [t+0.5ms, t+5.5ms]
-	EXPECT_EQ(s.first, first_id_of(kMs0 + 1));
-	EXPECT_EQ(s.last, last_id_of(kMs0 + 5));
+	EXPECT_EQ(s.first, kTwitter.first_id_of(kMs0 + 1));
+	EXPECT_EQ(s.last, kTwitter.last_id_of(kMs0 + 5));
 	s = span_of(at(kUs0 + 500, false), at(kUs0 + 5500, false)); // (t+0.5ms, t+5.5ms)
-	EXPECT_EQ(s.first, first_id_of(kMs0 + 1));
-	EXPECT_EQ(s.last, last_id_of(kMs0 + 5));
+	EXPECT_EQ(s.first, kTwitter.first_id_of(kMs0 + 1));
+	EXPECT_EQ(s.last, kTwitter.last_id_of(kMs0 + 5));
 	s = span_of(at(kUs0 + 200, true), at(kUs0 + 700, true)); // no whole millisecond inside
 	EXPECT_GT(s.first, s.last);
 }
@@ -428,26 +430,26 @@ TEST(IdSpan, InfiniteAndEmptyRanges) {
 	EXPECT_EQ(s.last, INT64_MAX);
 	s = span_of(kNone, at(kUs0, false));
 	EXPECT_EQ(s.first, 0);
-	EXPECT_EQ(s.last, last_id_of(kMs0 - 1));
+	EXPECT_EQ(s.last, kTwitter.last_id_of(kMs0 - 1));
 	s = span_of(at(kUs0, true), kNone);
-	EXPECT_EQ(s.first, first_id_of(kMs0));
+	EXPECT_EQ(s.first, kTwitter.first_id_of(kMs0));
 	EXPECT_EQ(s.last, INT64_MAX);
 	EXPECT_GT(span_of(at(kUs0, true), at(kUs0, false)).first, span_of(at(kUs0, true), at(kUs0, false)).last);
 	const IdSpan point = span_of(at(kUs0, true), at(kUs0, true)); // [t, t]: one millisecond
-	EXPECT_EQ(point.first, first_id_of(kMs0));
-	EXPECT_EQ(point.last, last_id_of(kMs0));
+	EXPECT_EQ(point.first, kTwitter.first_id_of(kMs0));
+	EXPECT_EQ(point.last, kTwitter.last_id_of(kMs0));
 }
 
 TEST(IdSpan, BoundsOutsideTheLayoutAreRefused) {
 	IdSpan s{};
-	const int64_t epoch_us = kEpoch * 1000, end_us = (kEpoch + kMaxTime + 1) * 1000;
-	EXPECT_EQ(id_span(at(epoch_us - 1, true), kNone, kEpoch, s), BoundStatus::BeforeEpoch);
-	EXPECT_EQ(id_span(kNone, at(epoch_us - 1, true), kEpoch, s), BoundStatus::BeforeEpoch);
-	EXPECT_EQ(id_span(kNone, at(end_us, false), kEpoch, s), BoundStatus::AfterEnd);
-	ASSERT_EQ(id_span(at(epoch_us, true), at(end_us - 1, true), kEpoch, s), BoundStatus::Ok);
+	const int64_t epoch_us = kEpoch * 1000, end_us = (kEpoch + kTwitter.max_time() + 1) * 1000;
+	EXPECT_EQ(id_span(at(epoch_us - 1, true), kNone, kTwitter, kEpoch, s), BoundStatus::BeforeEpoch);
+	EXPECT_EQ(id_span(kNone, at(epoch_us - 1, true), kTwitter, kEpoch, s), BoundStatus::BeforeEpoch);
+	EXPECT_EQ(id_span(kNone, at(end_us, false), kTwitter, kEpoch, s), BoundStatus::AfterEnd);
+	ASSERT_EQ(id_span(at(epoch_us, true), at(end_us - 1, true), kTwitter, kEpoch, s), BoundStatus::Ok);
 	EXPECT_EQ(s.first, 0);
 	EXPECT_EQ(s.last, INT64_MAX);
-	ASSERT_EQ(id_span(at(epoch_us, false), at(epoch_us, false), kEpoch, s), BoundStatus::Ok);
+	ASSERT_EQ(id_span(at(epoch_us, false), at(epoch_us, false), kTwitter, kEpoch, s), BoundStatus::Ok);
 	EXPECT_GT(s.first, s.last);
 }
 
@@ -458,9 +460,10 @@ TEST(IdSpan, MatchesTheTimePredicateExactly) {
 	for (int i = 0; i < 200000; ++i) {
 		const TimeBound lower{rng() % 8 == 0, rng() % 2 == 0, kUs0 + offset_us(rng)};
 		const TimeBound upper{rng() % 8 == 0, rng() % 2 == 0, kUs0 + offset_us(rng)};
-		const int64_t id = compose(Parts{kMs0 + offset_us(rng) / 1000, static_cast<int32_t>(rng() & kMaxNode),
-		                                 static_cast<int32_t>(rng() & kMaxSeq)});
-		const int64_t t = (decompose(id).time_ms + kEpoch) * 1000;
+		const int64_t id = kTwitter.compose(Parts{kMs0 + offset_us(rng) / 1000,
+		                                          static_cast<int32_t>(rng() & kTwitter.max_node()),
+		                                          static_cast<int32_t>(rng() & kTwitter.max_seq())});
+		const int64_t t = (kTwitter.decompose(id).time + kEpoch) * 1000;
 		const bool above = lower.infinite || (lower.inclusive ? t >= lower.unix_us : t > lower.unix_us);
 		const bool below = upper.infinite || (upper.inclusive ? t <= upper.unix_us : t < upper.unix_us);
 		const IdSpan s = span_of(lower, upper);
@@ -472,8 +475,11 @@ TEST(IdSpan, MatchesTheTimePredicateExactly) {
 // state, or issues the ID the general step issues and leaves the state exactly as it would.
 TEST(FastPath, MatchesTheGeneralStepExactly) {
 	std::mt19937_64 rng(5);
-	for (Policy policy : {borrow(50), wait(50), borrow(0)}) {
-		policy.reserved_node = 1000;
+	Policy sonyflake = borrow(50), js53 = wait(50);
+	sonyflake.layout = kSonyflake;
+	js53.layout = kJs53;
+	for (Policy policy : {borrow(50), wait(50), borrow(0), sonyflake, js53}) {
+		policy.reserved_node = policy.layout.max_node() - 23;
 		GeneratorState state = fresh();
 		int64_t clock = kT0;
 		int fast = 0;
@@ -481,9 +487,10 @@ TEST(FastPath, MatchesTheGeneralStepExactly) {
 		for (int i = 0; i < 300000; ++i) {
 			const int r = move(rng);
 			clock += r < -36 ? (r + 36) * 20 : (r > 0 ? r : 0); // mostly still or forward, sometimes 20-80 ms back
-			const int32_t node = i % 50000 == 0 ? static_cast<int32_t>(rng() % 1024) : 7 + (i / 100000);
+			const int32_t node = i % 50000 == 0 ? static_cast<int32_t>(rng() % (policy.layout.max_node() + 1))
+			                                    : 7 + (i / 100000);
 			if (i == 150001) // not on a node change, where the fast path declines anyway
-				state.resume_above(decompose(std::max<int64_t>(state.last_id, 0)).time_ms + 3); // a restart floor
+				state.resume_above(policy.layout.decompose(std::max<int64_t>(state.last_id, 0)).time + 3); // a floor
 			GeneratorState general = state;
 			int64_t id = -1;
 			if (state.issue_fast(clock, node, policy, id)) {
@@ -494,15 +501,15 @@ TEST(FastPath, MatchesTheGeneralStepExactly) {
 				ASSERT_EQ(std::memcmp(&state, &general, sizeof(state)), 0) << i;
 				// Nothing the general step would have reported is lost.
 				ASSERT_EQ(step.previous_node, node) << i;
-				ASSERT_EQ(step.regressed_ms, 0) << i;
+				ASSERT_EQ(step.regressed_ticks, 0) << i;
 			} else {
 				ASSERT_EQ(std::memcmp(&state, &general, sizeof(state)), 0)
 				    << "a declined fast path changed the state " << i;
 				const Step step = step_at(state, clock, policy, node);
 				if (step.status == Status::Wait)
-					clock += step.wait_ms;
+					clock += step.wait_ticks * policy.layout.unit_ms;
 				else if (step.status == Status::ClockBehind)
-					clock += step.drift_ms;
+					clock += step.drift_ticks * policy.layout.unit_ms;
 			}
 		}
 		EXPECT_GT(fast, 100000); // the common cases really are common
@@ -528,23 +535,23 @@ TEST(Property, RandomClockWalkNeverRepeatsOrDecreases) {
 			const Step step = state.next(clock, static_cast<int32_t>(i / 100000), policy);
 			switch (step.status) {
 			case Status::Reserve:
-				ASSERT_GT(step.reserve_ms, state.reserved_ms);
-				state.reserved(step.reserve_ms);
+				ASSERT_GT(step.reserve_tick, state.reserved_tick);
+				state.reserved(step.reserve_tick);
 				break;
 			case Status::Issued:
 				ASSERT_GT(step.id, prev);
-				ASSERT_LE(decompose(step.id).time_ms, state.reserved_ms);
-				ASSERT_LE(decompose(step.id).time_ms,
+				ASSERT_LE(kTwitter.decompose(step.id).time, state.reserved_tick);
+				ASSERT_LE(kTwitter.decompose(step.id).time,
 				          clock - kEpoch + (policy.clock == ClockPolicy::Borrow ? policy.max_drift_ms : 0));
 				prev = step.id;
 				break;
 			case Status::Wait:
-				ASSERT_GT(step.wait_ms, 0);
-				clock += step.wait_ms;
+				ASSERT_GT(step.wait_ticks, 0);
+				clock += step.wait_ticks;
 				break;
 			case Status::ClockBehind:
-				ASSERT_GT(step.drift_ms, policy.max_drift_ms);
-				clock += step.drift_ms;
+				ASSERT_GT(step.drift_ticks, policy.max_drift_ms);
+				clock += step.drift_ticks;
 				break;
 			default:
 				FAIL() << "unexpected status " << static_cast<int>(step.status);
