@@ -35,7 +35,7 @@ int run(const std::string &command) {
 
 long long query_int(pqxx::connection &conn, const std::string &query) {
 	pqxx::work tx{conn};
-	const long long value = tx.exec1(query)[0].as<long long>();
+	const long long value = one_value<long long>(tx, query);
 	tx.commit();
 	return value;
 }

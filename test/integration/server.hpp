@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,15 @@ private:
 
 // Runs a shell command; returns its exit status.
 int run(const std::string &command);
+
+// The one value query returns (one row, first column) as T; throws unless there is exactly one row.
+// (libpqxx 7.10 deprecates exec1(); this reads the same on 6.4 and 7.x.)
+template <typename T> T one_value(pqxx::transaction_base &tx, const std::string &query) {
+	const pqxx::result rows = tx.exec(query);
+	if (rows.size() != 1)
+		throw std::runtime_error(std::to_string(rows.size()) + " rows instead of one from: " + query);
+	return rows[0][0].as<T>();
+}
 
 // The first column of the first row of query, on a new transaction of conn.
 long long query_int(pqxx::connection &conn, const std::string &query);
