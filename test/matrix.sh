@@ -9,7 +9,9 @@
 # chroot and runs scripts/test.sh there: build with -Werror, install, then the
 # unit, regress, libpqxx and quick benchmark suites as postgres. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
-# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|all]
+# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|all] [--bench]
+# --bench runs the full benchmark suite (test/bench/bench.sh) in the chroot
+# instead of the tests, and copies its results to build/matrix/<target>/.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
 MATRIX=$ROOT/.matrix
@@ -24,7 +26,12 @@ chroot_packages() {
 case "${1:-all}" in
   pg17 | pg18) TARGETS=("$1") ;;
   all) TARGETS=(pg17 pg18) ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|all]" ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|all] [--bench]" ;;
+esac
+case "${2:-}" in
+  "") WHAT=suites ;;
+  --bench) WHAT=bench ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|all] [--bench]" ;;
 esac
 require_root
 command -v git >/dev/null && git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
@@ -102,6 +109,9 @@ provision() {
   want="$suite: $(chroot_packages "$major")"
   [ "$(cat "$dir/.snowflake-matrix" 2>/dev/null)" = "$want" ] && return 0
   echo "deb $MIRROR $suite main" >"$dir/etc/apt/sources.list"
+  # sid's Release file is valid for a week only, and the mirror may lag this machine's clock;
+  # apt still checks its signature.
+  echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99snowflake-matrix"
   # Debian's server packages create no cluster here: the tests make their own.
   mkdir -p "$dir/etc/postgresql-common"
   echo "create_main_cluster = false" >"$dir/etc/postgresql-common/createcluster.conf"
@@ -129,7 +139,15 @@ run_suites() {
   in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 bash /srv/snowflake/scripts/test.sh
 }
 
-# Sets up (or reuses) the chroot for target $1 and runs the suites in it.
+# The full benchmarks inside chroot $1 against PostgreSQL $2; their results go to build/matrix/pg$2.
+run_bench() {
+  local out=$ROOT/build/matrix/pg$2
+  in_chroot "$1" env PG_MAJOR="$2" bash /srv/snowflake/test/bench/bench.sh &&
+    mkdir -p "$out" && cp "$1"/srv/snowflake/build/bench/{results.md,chart.png} "$out/" &&
+    echo "results: $out/results.md"
+}
+
+# Sets up (or reuses) the chroot for target $1 and runs the suites (or the benchmarks) in it.
 run_target() {
   local target=$1 suite=${SUITE[$1]} major=${1#pg} dir
   dir=$MATRIX/$suite
@@ -140,7 +158,11 @@ run_target() {
     mount_chroot "$dir" &&
     step "packages for PostgreSQL $major" provision "$dir" "$suite" "$major" &&
     step "copy the working tree" copy_tree "$dir" &&
-    step "test suites on PostgreSQL $major" run_suites "$dir" "$major"
+    if [ "$WHAT" = bench ]; then
+      step "benchmarks on PostgreSQL $major" run_bench "$dir" "$major"
+    else
+      step "test suites on PostgreSQL $major" run_suites "$dir" "$major"
+    fi
   local status=$?
   release "$dir" || { echo "could not unmount everything under $dir"; status=1; }
   trap - EXIT

@@ -53,9 +53,10 @@ std::string sqlstate_of(pqxx::connection &conn, const std::string &query) {
 		exec(conn, {query});
 		return "";
 	} catch (const pqxx::insufficient_privilege &e) {
-		return e.sqlstate().empty() ? "42501" : e.sqlstate(); // libpqxx 6.4 leaves it empty for this class
+		// libpqxx 6.4 leaves it empty for this class; 8 returns a string_view.
+		return e.sqlstate().empty() ? std::string("42501") : std::string(e.sqlstate());
 	} catch (const pqxx::sql_error &e) {
-		return e.sqlstate();
+		return std::string(e.sqlstate());
 	}
 }
 
