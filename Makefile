@@ -46,9 +46,12 @@ unitcheck: $(BUILD)/unit_tests
 # --- Integration tests: real servers driven through libpqxx (Debian's libpqxx-dev).
 INTEGRATION_SRCS = $(wildcard test/integration/*.cpp) src/generator.cpp
 
+# libpqxx 8 (Debian sid) needs C++20; 6.4 and 7.x build as C++17 like the rest.
+INTEGRATION_STD = $(shell pkg-config --atleast-version=8 libpqxx && echo c++20 || echo c++17)
+
 $(BUILD)/integration_tests: $(INTEGRATION_SRCS) $(wildcard test/integration/*.hpp) src/generator.hpp
 	@mkdir -p $(BUILD)
-	$(CXX) -std=c++17 -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc -o $@ $(INTEGRATION_SRCS) \
+	$(CXX) -std=$(INTEGRATION_STD) -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc -o $@ $(INTEGRATION_SRCS) \
 		$(shell pkg-config --cflags --libs libpqxx) -lgtest -lgtest_main -pthread
 
 # Run as a non-root user: it starts servers with initdb and pg_ctl under $(BUILD)/integration.

@@ -91,6 +91,12 @@ bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick
 }
 suite bench bench
+# The same suites on PostgreSQL 17 and 18, each in its Debian chroot (test/matrix.sh);
+# not from inside a chroot, where this script is what the matrix runs.
+if [ -z "${SNOWFLAKE_IN_MATRIX:-}" ]; then
+  suite matrix-pg17 bash "$ROOT/test/matrix.sh" pg17
+  suite matrix-pg18 bash "$ROOT/test/matrix.sh" pg18
+fi
 
 echo
 [ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"

@@ -1,7 +1,10 @@
 // Every difference between the PostgreSQL major versions snowflake builds
-// against (13 to 18) is absorbed here, behind PG_VERSION_NUM checks or
-// feature tests, so the other files read as if there were one version.
-// Include it only through pg_boundary.hpp, after the PostgreSQL headers.
+// against is absorbed here, behind PG_VERSION_NUM checks or feature tests, so
+// the other files read as if there were one version. Supported: 15 to 18
+// (15, 17 and 18 tested by test/matrix.sh; 16 reviewed against its release
+// notes, since Debian has no PostgreSQL 16 to build with). The shims below 15
+// keep 13 and 14 building, untested. Include it only through pg_boundary.hpp,
+// after the PostgreSQL headers.
 #pragma once
 
 #if PG_VERSION_NUM < 130000

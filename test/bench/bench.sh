@@ -4,13 +4,15 @@
 # markdown tables, writes them to build/bench/results.md with a PNG chart
 # (gnuplot), and asserts nothing about speed.
 #   1. One backend: SELECT count(f) FROM generate_series(1, N), best of 5, for
-#      snowflake, a plain sequence, a CACHE 100 sequence, gen_random_uuid()
-#      and the bare count(g) floor; then a run longer than the borrow bound.
+#      snowflake, a plain sequence, a CACHE 100 sequence, gen_random_uuid(),
+#      on PostgreSQL 18+ the built-in uuidv7(), and the bare count(g) floor;
+#      then a run longer than the borrow bound.
 #   2. Instructions per call: callgrind on a single-user backend
 #      (postgres --single), net of the floor.
 #   3. Inserts: pgbench INSERT ... DEFAULT VALUES with a text payload, 1 and 2
 #      clients (asynchronous commit, so the key type and not the commit fsync
-#      decides), into tables keyed by bigserial, snowflake and uuid; then each
+#      decides), into tables keyed by bigserial, snowflake, uuid and (18+)
+#      uuidv7; then each
 #      table filled to a fixed row count: insert rate, table and primary-key
 #      sizes, WAL bytes per row.
 #   4. Contention: pgbench with 8 clients on SELECT snowflake_nextval(),
@@ -67,6 +69,8 @@ bench_sql() {
 
 SETUP="CREATE EXTENSION snowflake; CREATE SEQUENCE s_plain; CREATE SEQUENCE s_cache CACHE 100;"
 bench_sql -c "$SETUP"
+# PostgreSQL 18 has a time-ordered UUID of its own, the closest rival to a snowflake key.
+HAS_UUIDV7=$([ "$(bench_sql -c "SHOW server_version_num")" -ge 180000 ] && echo 1 || echo 0)
 
 say "# snowflake benchmarks"
 say
@@ -76,9 +80,10 @@ say
 # --- 1. One backend.
 NAMES=(floor snowflake nextval nextval_cache100 uuid)
 declare -A EXPR=([floor]="g" [snowflake]="snowflake_nextval()" [nextval]="nextval('s_plain')"
-  [nextval_cache100]="nextval('s_cache')" [uuid]="gen_random_uuid()")
+  [nextval_cache100]="nextval('s_cache')" [uuid]="gen_random_uuid()" [uuidv7]="uuidv7()")
 declare -A LABEL=([floor]="count(g) alone (floor)" [snowflake]="snowflake_nextval()" [nextval]="nextval(), plain sequence"
-  [nextval_cache100]="nextval(), CACHE 100" [uuid]="gen_random_uuid()")
+  [nextval_cache100]="nextval(), CACHE 100" [uuid]="gen_random_uuid()" [uuidv7]="uuidv7()")
+[ "$HAS_UUIDV7" = 1 ] && NAMES+=(uuidv7)
 
 # Execution time in ms of SELECT count($1) over $2 rows.
 exec_ms() {
@@ -110,6 +115,10 @@ for name in "${NAMES[@]}"; do
   [ "$name" = floor ] || awk -v l="${LABEL[$name]}" -v ms="${BEST[$name]}" -v n="$N" 'BEGIN { printf "\"%s\" %.3f\n", l, n / ms / 1000 }' >>"$OUT/single.dat"
 done
 say
+if [ "$HAS_UUIDV7" = 1 ]; then
+  say "snowflake_nextval() against uuidv7(): $(awk -v a="${BEST[uuidv7]}" -v b="${BEST[snowflake]}" 'BEGIN { printf "%.2fx", a / b }') as many IDs per second (net of the floor: $(awk -v a="${BEST[uuidv7]}" -v b="${BEST[snowflake]}" -v f="${BEST[floor]}" 'BEGIN { printf "%.2fx", (a - f) / (b - f) }'))."
+  say
+fi
 if [ "$LONG_N" -gt 0 ]; then
   bench_sql -c "SELECT snowflake_nextval()" >/dev/null
   before=$(bench_sql -c "SELECT waits || ' ' || wait_time_ms FROM snowflake_stats()")
@@ -143,7 +152,7 @@ say
 say "| function | instructions per call |"
 say "|---|---|"
 : >"$OUT/instructions.dat"
-for name in snowflake nextval nextval_cache100 uuid; do
+for name in "${NAMES[@]:1}"; do
   ir=$(instructions "${EXPR[$name]}" "$name")
   require_number "$name's instructions" "$ir"
   say "| ${LABEL[$name]} | $(((ir - floor_ir) / CALLS)) |"
@@ -158,6 +167,10 @@ CREATE TABLE t_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), pay
 CREATE TABLE t_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), payload text) WITH (autovacuum_enabled = off);
 SQL
 TABLES=(t_bigserial t_snowflake t_uuid)
+if [ "$HAS_UUIDV7" = 1 ]; then
+  bench_sql -c "CREATE TABLE t_uuidv7 (id uuid PRIMARY KEY DEFAULT uuidv7(), payload text) WITH (autovacuum_enabled = off)"
+  TABLES+=(t_uuidv7)
+fi
 # With a WAL flush per single-row commit, every key type waits on the same fsync and the key's own
 # cost cannot show; asynchronous commit (fsync still on) measures what the key type changes.
 say "## Inserts: pgbench, INSERT ... (payload) VALUES (...), ${SECONDS_EACH} s each, synchronous_commit = off"
@@ -182,6 +195,10 @@ done
 for table in "${TABLES[@]}"; do
   say "| ${table#t_} | $(printf %.0f "${TPS[$table.1]}") | $(printf %.0f "${TPS[$table.2]}") |"
   echo "\"${table#t_}\" ${TPS[$table.1]} ${TPS[$table.2]}" >>"$OUT/inserts.dat"
+done
+say
+for rival in bigserial $([ "$HAS_UUIDV7" = 1 ] && echo uuidv7); do
+  say "snowflake against $rival: $(awk -v a="${TPS[t_snowflake.1]}" -v b="${TPS[t_$rival.1]}" 'BEGIN { printf "%.2fx", a / b }') the inserts per second with 1 client, $(awk -v a="${TPS[t_snowflake.2]}" -v b="${TPS[t_$rival.2]}" 'BEGIN { printf "%.2fx", a / b }') with 2."
 done
 say
 say "## Filling each table to $FILL rows"

@@ -36,7 +36,7 @@ bool wait_for_setting(const Server &server, const std::string &name, const std::
 	    [&] {
 		    pqxx::connection conn = server.connect();
 		    pqxx::work tx{conn};
-		    return tx.exec1("SHOW " + name)[0].as<std::string>() == value;
+		    return one_value<std::string>(tx, "SHOW " + name) == value;
 	    },
 	    10s);
 }
@@ -250,7 +250,7 @@ TEST(Parallel, WorkersOfAParallelPlanShareTheGenerator) {
 	                            "min_parallel_table_scan_size = 0", "max_parallel_workers_per_gather = 2"})
 		tx.exec(std::string("SET LOCAL ") + setting);
 	const std::string query = "SELECT snowflake_nextval() FROM rows";
-	const std::string plan = tx.exec1("EXPLAIN (ANALYZE, FORMAT JSON) " + query)[0].as<std::string>();
+	const std::string plan = one_value<std::string>(tx, "EXPLAIN (ANALYZE, FORMAT JSON) " + query);
 	const auto launched = plan.find("\"Workers Launched\": ");
 	ASSERT_NE(launched, std::string::npos) << plan;
 	const int workers = std::stoi(plan.substr(launched + 20));

@@ -42,7 +42,7 @@ int run(const std::string &command) {
 
 long long query_int(pqxx::connection &conn, const std::string &query) {
 	pqxx::work tx{conn};
-	const long long value = tx.exec1(query)[0].as<long long>();
+	const long long value = one_value<long long>(tx, query);
 	tx.commit();
 	return value;
 }
@@ -60,9 +60,10 @@ std::string sqlstate_of(pqxx::connection &conn, const std::string &query) {
 		exec(conn, {query});
 		return "";
 	} catch (const pqxx::insufficient_privilege &e) {
-		return e.sqlstate().empty() ? "42501" : e.sqlstate(); // libpqxx 6.4 leaves it empty for this class
+		// libpqxx 6.4 leaves it empty for this class; 8 returns a string_view.
+		return e.sqlstate().empty() ? std::string("42501") : std::string(e.sqlstate());
 	} catch (const pqxx::sql_error &e) {
-		return e.sqlstate();
+		return std::string(e.sqlstate());
 	}
 }
 

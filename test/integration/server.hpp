@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,15 @@ std::string pg_bin();
 
 // The directory the suite works in: SNOWFLAKE_TEST_DIR.
 std::string work_dir();
+
+// The one value query returns (one row, first column) as T; throws unless there is exactly one row.
+// (libpqxx 7.10 deprecates exec1(); this reads the same on 6.4 and 7.x.)
+template <typename T> T one_value(pqxx::transaction_base &tx, const std::string &query) {
+	const pqxx::result rows = tx.exec(query);
+	if (rows.size() != 1)
+		throw std::runtime_error(std::to_string(rows.size()) + " rows instead of one from: " + query);
+	return rows[0][0].as<T>();
+}
 
 // The first column of the first row of query, on a new transaction of conn.
 long long query_int(pqxx::connection &conn, const std::string &query);

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The version matrix: builds and tests snowflake against the PostgreSQL majors
+# this Debian host does not have, each in a Debian chroot made with debootstrap
+# from deb.debian.org under .matrix/ (git-ignored): trixie for PostgreSQL 17,
+# sid for PostgreSQL 18. A chroot is reused once complete; the stamp file that
+# marks it complete is written last, so an interrupted setup is finished on the
+# next run and a half-made debootstrap is made again. Each run copies the
+# working tree (uncommitted changes included, ignored files excluded) into the
+# chroot and runs scripts/test.sh there: build with -Werror, install, then the
+# unit, regress, libpqxx and quick benchmark suites as postgres. Every mount
+# lives in a private mount namespace and is undone on exit, even on failure.
+# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|all] [--bench]
+# --bench runs the full benchmark suite (test/bench/bench.sh) in the chroot
+# instead of the tests, and copies its results to build/matrix/<target>/.
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+MATRIX=$ROOT/.matrix
+MIRROR=http://deb.debian.org/debian
+declare -A SUITE=([pg17]=trixie [pg18]=sid)
+# What scripts/test.sh and the benchmarks need, so the runs inside install nothing.
+chroot_packages() {
+  echo build-essential libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
+    "postgresql-$1" "postgresql-server-dev-$1" "postgresql-$1-partman"
+}
+
+case "${1:-all}" in
+  pg17 | pg18) TARGETS=("$1") ;;
+  all) TARGETS=(pg17 pg18) ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|all] [--bench]" ;;
+esac
+case "${2:-}" in
+  "") WHAT=suites ;;
+  --bench) WHAT=bench ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|all] [--bench]" ;;
+esac
+require_root
+command -v git >/dev/null && git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
+  die "test/matrix.sh copies the tree with git ls-files: run it from a git checkout"
+
+# Mounts made here must never outlive the script: run in a mount namespace of our own.
+if [ -z "${SNOWFLAKE_MATRIX_NS:-}" ]; then
+  SNOWFLAKE_MATRIX_NS=1 exec unshare --mount --propagation private bash "${BASH_SOURCE[0]}" "$@"
+fi
+
+ensure_packages debootstrap
+mkdir -p "$MATRIX"
+
+# Prints how long the named step took, running it; fails as it fails.
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "--- $name"
+  if "$@"; then
+    echo "--- $name: done in $((SECONDS - start)) s"
+  else
+    echo "--- $name: FAILED in $((SECONDS - start)) s"
+    return 1
+  fi
+}
+
+# The mount points at or below $1, deepest first.
+mounts_under() {
+  findmnt -rn -o TARGET | awk -v d="$1" '$0 == d || index($0, d "/") == 1' | sort -r
+}
+
+# Undoes every mount at or below $1; stops any process still running inside it first.
+release() {
+  local dir=$1 proc mnt
+  for proc in /proc/[0-9]*; do
+    [ "$(readlink "$proc/root" 2>/dev/null)" = "$dir" ] && kill -KILL "${proc#/proc/}" 2>/dev/null
+  done
+  while read -r mnt; do
+    [ -n "$mnt" ] && { umount "$mnt" 2>/dev/null || umount -l "$mnt"; }
+  done < <(mounts_under "$dir")
+  [ -z "$(mounts_under "$dir")" ]
+}
+
+# Mounts what the servers and apt need inside chroot $1: /proc, /dev and a private /dev/shm.
+mount_chroot() {
+  mount -t proc proc "$1/proc"
+  mount --bind /dev "$1/dev"
+  mount -t tmpfs -o mode=1777,size=512m shm "$1/dev/shm"
+}
+
+# Runs a command inside chroot $1 with a clean environment.
+in_chroot() {
+  local dir=$1
+  shift
+  chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+}
+
+# A fresh debootstrap of suite $2 into $1; a partial one (killed midway) is removed first.
+bootstrap() {
+  local dir=$1 suite=$2
+  if [ -d "$dir" ] && { [ -d "$dir/debootstrap" ] || [ ! -x "$dir/usr/bin/apt-get" ]; }; then
+    echo "removing the unfinished chroot $dir"
+    release "$dir" && rm -rf --one-file-system "$dir"
+  fi
+  [ -d "$dir" ] && return 0
+  debootstrap --variant=minbase "$suite" "$dir" "$MIRROR" >"$MATRIX/$suite.debootstrap.log" 2>&1 || {
+    tail -20 "$MATRIX/$suite.debootstrap.log"
+    return 1
+  }
+}
+
+# Installs the packages of PostgreSQL $3 into chroot $1 (suite $2), then writes the stamp.
+provision() {
+  local dir=$1 suite=$2 major=$3 want
+  want="$suite: $(chroot_packages "$major")"
+  [ "$(cat "$dir/.snowflake-matrix" 2>/dev/null)" = "$want" ] && return 0
+  echo "deb $MIRROR $suite main" >"$dir/etc/apt/sources.list"
+  # sid's Release file is valid for a week only, and the mirror may lag this machine's clock;
+  # apt still checks its signature.
+  echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99snowflake-matrix"
+  # Debian's server packages create no cluster here: the tests make their own.
+  mkdir -p "$dir/etc/postgresql-common"
+  echo "create_main_cluster = false" >"$dir/etc/postgresql-common/createcluster.conf"
+  in_chroot "$dir" dpkg --configure -a && # finishes an install cut short
+    in_chroot "$dir" apt-get update -qq &&
+    in_chroot "$dir" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      $(chroot_packages "$major") >"$MATRIX/$suite.apt.log" 2>&1 || {
+    tail -20 "$MATRIX/$suite.apt.log"
+    return 1
+  }
+  echo "$want" >"$dir/.snowflake-matrix"
+}
+
+# Copies the working tree (tracked and untracked, minus ignored files) to /srv/snowflake in chroot $1.
+copy_tree() {
+  local dest=$1/srv/snowflake
+  rm -rf "$dest" && mkdir -p "$dest" && chmod 755 "$1/srv" "$dest" &&
+    (cd "$ROOT" && git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
+      [ ! -e "$f" ] || printf '%s\0' "$f" # a tracked file deleted in the tree is not copied
+    done | tar --null -T - -cf -) | tar -xf - -C "$dest"
+}
+
+# The test command inside chroot $1 against PostgreSQL $2, without the matrix itself.
+run_suites() {
+  in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 bash /srv/snowflake/scripts/test.sh
+}
+
+# The full benchmarks inside chroot $1 against PostgreSQL $2; their results go to build/matrix/pg$2.
+run_bench() {
+  local out=$ROOT/build/matrix/pg$2
+  in_chroot "$1" env PG_MAJOR="$2" bash /srv/snowflake/test/bench/bench.sh &&
+    mkdir -p "$out" && cp "$1"/srv/snowflake/build/bench/{results.md,chart.png} "$out/" &&
+    echo "results: $out/results.md"
+}
+
+# Sets up (or reuses) the chroot for target $1 and runs the suites (or the benchmarks) in it.
+run_target() {
+  local target=$1 suite=${SUITE[$1]} major=${1#pg} dir
+  dir=$MATRIX/$suite
+  echo "=== $target: PostgreSQL $major in Debian $suite ($dir)"
+  trap 'release "$dir"' EXIT
+  trap 'exit 130' INT TERM
+  step "debootstrap $suite" bootstrap "$dir" "$suite" &&
+    mount_chroot "$dir" &&
+    step "packages for PostgreSQL $major" provision "$dir" "$suite" "$major" &&
+    step "copy the working tree" copy_tree "$dir" &&
+    if [ "$WHAT" = bench ]; then
+      step "benchmarks on PostgreSQL $major" run_bench "$dir" "$major"
+    else
+      step "test suites on PostgreSQL $major" run_suites "$dir" "$major"
+    fi
+  local status=$?
+  release "$dir" || { echo "could not unmount everything under $dir"; status=1; }
+  trap - EXIT
+  return $status
+}
+
+failed=()
+for target in "${TARGETS[@]}"; do
+  run_target "$target" || failed+=("$target")
+done
+[ ${#failed[@]} -eq 0 ] || die "matrix failed: ${failed[*]}"
+echo "matrix passed: ${TARGETS[*]}"
