@@ -34,7 +34,7 @@ std::string file_text(const std::string &path) {
 // The first column of the first row of query, as text.
 std::string query_text(pqxx::connection &conn, const std::string &query) {
 	pqxx::work tx{conn};
-	const std::string value = tx.exec1(query)[0].as<std::string>();
+	const std::string value = one_value<std::string>(tx, query);
 	tx.commit();
 	return value;
 }
@@ -107,7 +107,7 @@ TEST(DumpRestore, RoundTripIntoAFreshServerOnTheSameNode) {
 		for (const auto &row : tx.exec("EXPLAIN " + kByTime))
 			plan += row[0].as<std::string>() + "\n";
 		EXPECT_NE(plan.find("orders_time"), std::string::npos) << plan;
-		EXPECT_EQ(tx.exec1(kByTime)[0].as<long long>(), orders_by_time);
+		EXPECT_EQ(one_value<long long>(tx, kByTime), orders_by_time);
 	}
 
 	// New rows on the restored server take IDs above every restored one.

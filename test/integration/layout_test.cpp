@@ -216,16 +216,16 @@ void blocks_and_singles(const std::string &layout, const Layout &core, int node)
 					pqxx::work tx{conn};
 					if (rng() % 2 == 0) {
 						const int n = 1 + static_cast<int>(rng() % most);
-						const auto row =
-						    tx.exec1("SELECT lower(b), upper(b) FROM snowflake_nextval_block(" + std::to_string(n) + ") b");
-						const long long lo = row[0].as<long long>(), hi = row[1].as<long long>();
+						const pqxx::result block = tx.exec("SELECT lower(b), upper(b) FROM snowflake_nextval_block(" +
+						                                   std::to_string(n) + ") b");
+						const long long lo = block.at(0)[0].as<long long>(), hi = block.at(0)[1].as<long long>();
 						if (hi - lo != n || core.decompose(lo).time != core.decompose(hi - 1).time)
 							throw std::runtime_error("block of " + std::to_string(n) + " is " + std::to_string(lo) +
 							                         ".." + std::to_string(hi));
 						for (long long id = lo; id < hi; ++id)
 							ids[c].push_back(id);
 					} else {
-						ids[c].push_back(tx.exec1("SELECT snowflake_nextval()")[0].as<long long>());
+						ids[c].push_back(one_value<long long>(tx, "SELECT snowflake_nextval()"));
 					}
 					tx.commit();
 				}
