@@ -153,8 +153,9 @@ CREATE EXTENSION snowflake;
 \c contrib_regression
 DROP DATABASE upgrade_fresh;
 
-SELECT :'updated_md5' = :'fresh_md5' AS catalogs_match, :updated_entries AS updated_entries,
-       :fresh_entries AS fresh_entries;
+-- (The entry count itself varies with the server version: rows that PostgreSQL adds for a type.)
+SELECT :'updated_md5' = :'fresh_md5' AS catalogs_match, :updated_entries = :fresh_entries AS same_entry_count,
+       :updated_entries > 0 AS compared_something;
 -- What differs, if anything, entry by entry (a function's definition on one line).
 SELECT 'only when updated' AS side, regexp_replace(entry, '\s+', ' ', 'g') AS entry
 FROM (SELECT unnest(string_to_array(:'updated_catalog', chr(30)))
