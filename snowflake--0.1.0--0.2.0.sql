@@ -233,12 +233,16 @@ DECLARE
     recreate text[] := '{}';
     stmt text;
     seq_name text;
+    snowflake_type regtype;  -- this extension's bigint twin: already 64-bit, never narrowed
+    regrant text[] := '{}';  -- grants and comments, replayed once default privileges are cleared
     widened_names text;
     view_names text;
+    view_names_arr text[];
 BEGIN
     SELECT n.nspname INTO ext_schema
     FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
     nextval_sql := format('%I.snowflake_nextval()', ext_schema);
+    snowflake_type := to_regtype(format('%I.snowflake', ext_schema));
 
     SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
     IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
@@ -294,16 +298,20 @@ BEGIN
         UNION
         SELECT c.conrelid, c.conkey[k.i]
         FROM cols
-        JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = cols.rel AND c.conparentid = 0
+        JOIN pg_attribute ca ON ca.attrelid = cols.rel AND ca.attnum = cols.att
+        -- keys on the table itself or directly on one of its partitions (same column name there)
+        CROSS JOIN LATERAL (SELECT cols.rel AS relid UNION SELECT relid FROM pg_partition_tree(cols.rel)) pt
+        JOIN pg_attribute pa ON pa.attrelid = pt.relid AND pa.attname = ca.attname
+        JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = pt.relid AND c.conparentid = 0
         CROSS JOIN LATERAL generate_subscripts(c.confkey, 1) AS k(i)
-        WHERE c.confkey[k.i] = cols.att
+        WHERE c.confkey[k.i] = pa.attnum
     )
     SELECT array_agg(rel), array_agg(att) INTO rels, atts FROM cols;
 
     SELECT string_agg(format('%s.%I (%s)', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), ', ')
     INTO bad
     FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
-    WHERE a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype);
+    WHERE a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, snowflake_type);
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'column "%" of "%" cannot hold snowflake IDs', col, tbl
             USING ERRCODE = 'datatype_mismatch',
@@ -314,7 +322,7 @@ BEGIN
     -- From here on, only the columns that are not bigint yet: nothing else changes type.
     SELECT array_agg(u.rel), array_agg(u.att) INTO rels, atts
     FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
-    WHERE a.atttypid <> 'int8'::regtype;
+    WHERE a.atttypid NOT IN ('int8'::regtype, snowflake_type);
 
     -- Ownership: ALTER TABLE needs it on the table and on every table whose column changes type.
     SELECT string_agg(DISTINCT c.oid::regclass::text, ', ') INTO bad
@@ -400,7 +408,8 @@ BEGIN
     SELECT string_agg(format('%s.%I', u.rel::regclass, a.attname), ', ' ORDER BY u.rel::regclass::text, a.attname)
     INTO widened_names
     FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att;
-    SELECT string_agg(v::regclass::text, ', ' ORDER BY v::regclass::text) INTO view_names FROM unnest(view_oids) v;
+    SELECT string_agg(v::regclass::text, ', ' ORDER BY v::regclass::text), array_agg(v::regclass::text)
+    INTO view_names, view_names_arr FROM unnest(view_oids) v;
 
     IF view_oids IS NOT NULL THEN
         SELECT string_agg(format('%s (%s)', c.oid::regclass, why), ', ' ORDER BY c.oid::regclass::text) INTO bad
@@ -432,23 +441,23 @@ BEGIN
         -- Each view's definition, options, owner, privileges and comments, as statements to replay.
         FOR cur_rel IN SELECT unnest(view_oids) LOOP
             SELECT recreate
-                || format('CREATE VIEW %s%s AS %s', c.oid::regclass,
+                || format('CREATE %sVIEW %s%s AS %s', CASE WHEN c.relpersistence = 't' THEN 'TEMP ' ELSE '' END,
+                          c.oid::regclass,
                           CASE WHEN c.reloptions IS NOT NULL THEN format(' WITH (%s)', array_to_string(c.reloptions, ', ')) ELSE '' END,
                           pg_get_viewdef(c.oid))
-                || format('ALTER VIEW %s OWNER TO %I', c.oid::regclass, c.relowner::regrole)
-                || CASE WHEN c.relacl IS NULL THEN '{}'::text[]
-                        ELSE ARRAY[format('REVOKE ALL ON %s FROM %I', c.oid::regclass, c.relowner::regrole)] END
+                || format('ALTER VIEW %s OWNER TO %s', c.oid::regclass, c.relowner::regrole),
+                   regrant
                 || coalesce((SELECT array_agg(format('GRANT %s ON %s TO %s%s', x.privilege_type, c.oid::regclass,
-                                                     CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(x.grantee::regrole::text) END,
+                                                     CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE x.grantee::regrole::text END,
                                                      CASE WHEN x.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END))
-                             FROM aclexplode(c.relacl) x), '{}')
+                             FROM aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x), '{}')
                 || coalesce((SELECT array_agg(format('COMMENT ON VIEW %s IS %L', c.oid::regclass, ds.description))
                              FROM pg_description ds
                              WHERE ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0), '{}')
                 || coalesce((SELECT array_agg(format('COMMENT ON COLUMN %s.%I IS %L', c.oid::regclass, a.attname, ds.description))
                              FROM pg_description ds JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ds.objsubid
                              WHERE ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid > 0), '{}')
-            INTO recreate
+            INTO recreate, regrant
             FROM pg_class c WHERE c.oid = cur_rel;
         END LOOP;
         EXECUTE 'DROP VIEW ' || (SELECT string_agg(v::regclass::text, ', ') FROM unnest(view_oids) v);
@@ -472,6 +481,16 @@ BEGIN
     END IF;
 
     FOREACH stmt IN ARRAY recreate LOOP
+        EXECUTE stmt;
+    END LOOP;
+    -- A new view gets the creating role's default privileges: clear them, then grant exactly the old ones.
+    FOR stmt IN SELECT format('REVOKE ALL ON %s FROM %s', c.oid::regclass,
+                              CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE x.grantee::regrole::text END)
+                FROM unnest(view_names_arr) v JOIN pg_class c ON c.oid = v::regclass
+                CROSS JOIN LATERAL (SELECT DISTINCT grantee FROM aclexplode(c.relacl)) x LOOP
+        EXECUTE stmt;
+    END LOOP;
+    FOREACH stmt IN ARRAY regrant LOOP
         EXECUTE stmt;
     END LOOP;
 

@@ -239,6 +239,42 @@ SELECT (SELECT count(*) FILTER (WHERE id > 1000) FROM tickets) AS tickets_new,
        to_regclass('conv.legacy_ids') IS NOT NULL AS unowned_sequence_kept;
 RESET ROLE;
 
+-- Views come back exactly: an owner whose name needs quotes, no default privileges of the
+-- converting role added, a temporary view stays temporary. A foreign key on one partition
+-- directly is followed. A column already of the snowflake type is never narrowed.
+CREATE ROLE "Data Team";
+CREATE TABLE conv.regions (id serial, region int NOT NULL, PRIMARY KEY (id, region)) PARTITION BY LIST (region);
+CREATE TABLE conv.regions_1 PARTITION OF conv.regions FOR VALUES IN (1);
+ALTER TABLE conv.regions_1 ADD UNIQUE (id);
+CREATE TABLE conv.region_notes (region_id int REFERENCES conv.regions_1 (id));
+INSERT INTO conv.regions (region) VALUES (1), (1);
+INSERT INTO conv.region_notes VALUES (2);
+CREATE VIEW conv.region_ids AS SELECT id FROM conv.regions;
+ALTER VIEW conv.region_ids OWNER TO "Data Team";
+GRANT SELECT ON conv.region_ids TO conv_reader;
+CREATE TEMP VIEW region_temp AS SELECT id FROM conv.regions;
+ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO conv_intruder;
+SELECT snowflake_convert_column('conv.regions', 'id');
+ALTER DEFAULT PRIVILEGES REVOKE SELECT ON TABLES FROM conv_intruder;
+SELECT format_type(atttypid, atttypmod) AS region_notes_type FROM pg_attribute
+WHERE attrelid = 'conv.region_notes'::regclass AND attname = 'region_id';
+SELECT pg_get_userbyid(relowner) AS view_owner,
+       has_table_privilege('conv_reader', oid, 'SELECT') AS reader_kept,
+       has_table_privilege('conv_intruder', oid, 'SELECT') AS default_privilege_added,
+       has_table_privilege('Data Team', oid, 'SELECT') AS owner_kept
+FROM pg_class WHERE oid = 'conv.region_ids'::regclass;
+SELECT relpersistence AS temp_view_persistence FROM pg_class WHERE oid = 'region_temp'::regclass;
+INSERT INTO conv.regions (region) VALUES (1);
+SELECT count(*) FILTER (WHERE id > 1000) AS regions_new FROM conv.regions;
+CREATE TABLE conv.posts (id serial PRIMARY KEY);
+CREATE TABLE conv.post_tags (post_id int REFERENCES conv.posts);
+SELECT snowflake_convert_column('conv.posts', 'id');
+ALTER TABLE conv.posts ALTER COLUMN id TYPE snowflake;
+ALTER TABLE conv.post_tags ALTER COLUMN post_id TYPE snowflake;
+SELECT snowflake_convert_column('conv.posts', 'id');
+SELECT attrelid::regclass AS rel, attname, atttypid::regtype AS type FROM pg_attribute
+WHERE (attrelid, attname) IN (('conv.posts'::regclass, 'id'), ('conv.post_tags'::regclass, 'post_id')) ORDER BY 1;
+
 -- pg_dump of the converted schema restores into another database.
 CREATE DATABASE convert_restored;
 \c convert_restored
@@ -256,4 +292,4 @@ SELECT (SELECT id FROM customers WHERE name = 'after restore') > (SELECT max(id)
 DROP DATABASE convert_restored;
 SET client_min_messages = warning;
 DROP SCHEMA conv CASCADE;
-DROP ROLE conv_owner, conv_reader, conv_intruder;
+DROP ROLE conv_owner, conv_reader, conv_intruder, "Data Team";

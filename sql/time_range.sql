@@ -69,6 +69,8 @@ SELECT snowflake_min_id('2080-07-10 17:30:30.2085+00');
 \echo :SQLSTATE
 SELECT snowflake_min_id('infinity');
 \echo :SQLSTATE
+SELECT snowflake_min_id('294276-12-31 23:59:59.999999+00'); -- the last timestamptz: after the end, no overflow
+\echo :SQLSTATE
 SELECT snowflake_max_id('-infinity');
 \echo :SQLSTATE
 SELECT snowflake_id_range('[2000-01-01, 2024-01-01)');

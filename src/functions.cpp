@@ -319,8 +319,8 @@ int64_t decode_arg(FunctionCallInfo fcinfo, Encoding e) {
 	case DecodeError::Length:
 		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
-		                errdetail("A %s snowflake ID has exactly %zu characters, not %zu.", name, encoded_length(e),
-		                          len)));
+		                errdetail("A %s snowflake ID has exactly %zu characters, not %d.", name, encoded_length(e),
+		                          pg_mbstrlen_with_len(VARDATA_ANY(code), static_cast<int>(len)))));
 		break;
 	case DecodeError::Character:
 		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),

@@ -126,11 +126,17 @@ const char *parse_layout(std::string_view text, LayoutSpec &spec) noexcept {
 		return "A layout without a preset must name all of time, unit, node and seq.";
 	if (const char *problem = layout_problem(parsed.layout))
 		return problem;
-	// Widths equal to a preset's are that preset (epoch and order aside), whatever way they were written.
+	// Widths equal to a preset's are that preset (order aside), whatever way they were written, and
+	// count from its epoch unless one is given; other widths are custom and count from Twitter's.
+	if (!parsed.epoch_given)
+		parsed.epoch_ms = kTwitterEpochMs;
 	LayoutSpec named{};
 	for (const char *name : {"twitter", "sonyflake", "js53"})
-		if (preset(name, named) && named.layout == parsed.layout)
+		if (preset(name, named) && named.layout == parsed.layout) {
 			parsed.name = named.name;
+			if (!parsed.epoch_given)
+				parsed.epoch_ms = named.epoch_ms;
+		}
 	spec = parsed;
 	return nullptr;
 }
@@ -263,8 +269,8 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 	if (ahead > may_borrow) {
 		// A floor from the state file may lie one reservation step past IDs that borrowed the
 		// whole bound: that much is waited out, not taken for a clock that went back.
-		if (last_drift > policy.max_drift_ticks() ||
-		    floor_drift > policy.max_drift_ticks() + reservation_step_ticks(policy)) {
+		if (last_drift > policy.max_lag_ticks() ||
+		    floor_drift > policy.max_lag_ticks() + reservation_step_ticks(policy)) {
 			step.status = Status::ClockBehind;
 		} else {
 			step.status = Status::Wait;

@@ -168,6 +168,12 @@ struct Policy {
 	constexpr int64_t max_drift_ticks() const noexcept {
 		return layout.unit_ms == 1 ? max_drift_ms : max_drift_ms / layout.unit_ms;
 	}
+
+	// max_drift_ms rounded up to whole ticks: how many ticks a clock may fall behind the last ID before
+	// it is an error. A clock 1 ms behind the start of a 1 s tick is one tick behind; that is not a fault.
+	constexpr int64_t max_lag_ticks() const noexcept {
+		return layout.unit_ms == 1 ? max_drift_ms : (max_drift_ms + layout.unit_ms - 1) / layout.unit_ms;
+	}
 };
 
 // How far past an ID's tick a new durable reservation reaches: half the drift bound, at least 10 ms,

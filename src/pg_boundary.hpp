@@ -23,6 +23,7 @@ extern "C" {
 #include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/supportnodes.h"
 #include "storage/ipc.h"

@@ -19,9 +19,12 @@ extern "C" {
 namespace snowflake {
 namespace {
 
-// A finite timestamptz as a bound.
+// A finite timestamptz as a bound; one past year 294,000 in Unix µs saturates (still after every layout's end).
 TimeBound bound_at(TimestampTz ts, bool inclusive) noexcept {
-	return TimeBound{false, inclusive, ts + kPostgresEpochUnixUs};
+	int64_t unix_us = 0;
+	if (__builtin_add_overflow(ts, kPostgresEpochUnixUs, &unix_us))
+		unix_us = INT64_MAX;
+	return TimeBound{false, inclusive, unix_us};
 }
 constexpr TimeBound kUnbounded{true, false, 0};
 

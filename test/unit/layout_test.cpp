@@ -179,6 +179,36 @@ TEST(Units, SecondTicksWaitWholeSeconds) {
 	EXPECT_EQ(epoch_problem(spec.layout, kTwitterEpochMs, kT0), nullptr); // 136 years of seconds
 }
 
+// A drift bound shorter than a tick still tolerates a clock that steps back inside the bound:
+// it is one tick behind the last ID, so the step waits instead of failing.
+TEST(Units, ASmallStepBackInsideALongTickWaits) {
+	LayoutSpec spec{};
+	ASSERT_EQ(parse_layout("time=33,unit=1s,node=10,seq=20", spec), nullptr);
+	const Policy policy = policy_for(spec.layout, kTwitterEpochMs, ClockPolicy::Wait, 500);
+	EXPECT_EQ(policy.max_drift_ticks(), 0);
+	EXPECT_EQ(policy.max_lag_ticks(), 1);
+	GeneratorState state = fresh();
+	const int64_t second = kT0 - kT0 % 1000 + (kTwitterEpochMs % 1000); // a tick's start
+	ASSERT_EQ(step_at(state, second, policy, 1).status, Status::Issued);
+	const Step back = step_at(state, second - 2, policy, 1);
+	EXPECT_EQ(back.status, Status::Wait);
+	EXPECT_EQ(step_at(state, second - 2000, policy, 1).status, Status::ClockBehind); // two ticks: past the bound
+}
+
+// A spec's name and its default epoch always agree: a preset's widths written out are that preset,
+// with its epoch; a preset changed by items is custom, counting from Twitter's epoch.
+TEST(Specs, TheDefaultEpochFollowsTheName) {
+	LayoutSpec spec{};
+	ASSERT_EQ(parse_layout("time=39,unit=10ms,node=16,seq=8", spec), nullptr);
+	EXPECT_STREQ(spec.name, "sonyflake");
+	EXPECT_EQ(spec.epoch_ms, kSonyflakeEpochMs);
+	ASSERT_EQ(parse_layout("sonyflake,time=40,node=15", spec), nullptr);
+	EXPECT_STREQ(spec.name, "custom");
+	EXPECT_EQ(spec.epoch_ms, kTwitterEpochMs);
+	ASSERT_EQ(parse_layout("sonyflake,time=40,node=15,epoch=1000", spec), nullptr);
+	EXPECT_EQ(spec.epoch_ms, 1000);
+}
+
 TEST(Specs, PresetsAndCustomLayouts) {
 	LayoutSpec spec{};
 	ASSERT_EQ(parse_layout("twitter", spec), nullptr);
@@ -197,7 +227,7 @@ TEST(Specs, PresetsAndCustomLayouts) {
 	// Explicit widths equal to a preset's are that preset; others are custom.
 	ASSERT_EQ(parse_layout("time=39,unit=10ms,node=16,seq=8", spec), nullptr);
 	EXPECT_STREQ(spec.name, "sonyflake");
-	EXPECT_EQ(spec.epoch_ms, kTwitterEpochMs); // no preset named: Twitter's epoch unless given
+	EXPECT_EQ(spec.epoch_ms, kSonyflakeEpochMs); // that preset's epoch too, unless one is given
 	ASSERT_EQ(parse_layout("twitter,node=12,seq=10", spec), nullptr);
 	EXPECT_STREQ(spec.name, "custom");
 	EXPECT_TRUE((spec.layout == Layout{41, 12, 10, 1}));
