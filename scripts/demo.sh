@@ -60,12 +60,13 @@ echo "server running: port $PORT, socket directory $SOCKET_DIR"
 
 psql_demo <<'SQL'
 CREATE EXTENSION IF NOT EXISTS snowflake;
+ALTER EXTENSION snowflake UPDATE; -- a demo cluster made by an older release moves to this one
 CREATE TABLE IF NOT EXISTS orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text NOT NULL);
 INSERT INTO orders (item) VALUES ('coffee'), ('tea'), ('cake');
 SQL
 echo
 echo "The newest orders, with the parts each ID decodes to:"
-psql_demo -c "SELECT o.id, o.item, p.ts, p.node, p.seq
+psql_demo -c "SELECT o.id, snowflake_to_base62(o.id) AS base62, o.item, p.ts, p.node, p.seq
               FROM (SELECT * FROM orders ORDER BY id DESC LIMIT 6) AS o, LATERAL snowflake_parse(o.id) AS p
               ORDER BY o.id"
 cat <<EOF_USAGE

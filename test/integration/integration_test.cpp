@@ -147,6 +147,8 @@ TEST(ClockFaults, ClockSteppingBackWhileWaitingGivesUpInsteadOfSpinning) {
 	std::atomic<bool> done{false};
 	std::string sqlstate = "none";
 	const auto started = std::chrono::steady_clock::now();
+	// Behind before the waiter's call starts, or that call could be issued at once.
+	exec(conn, {"SELECT snowflake_inject_clock_offset(-900)"});
 	std::thread waiter([&] {
 		try {
 			pqxx::connection waiting = server.connect();
