@@ -59,6 +59,7 @@ pg_ctl_demo -l "$DEMO/server.log" -w start >/dev/null
 echo "server running: port $PORT, socket directory $SOCKET_DIR"
 
 psql_demo <<'SQL'
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 ALTER EXTENSION snowflake UPDATE; -- a demo cluster made by an older release moves to this one
 CREATE TABLE IF NOT EXISTS orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text NOT NULL);
