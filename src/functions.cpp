@@ -101,6 +101,48 @@ const char *state_name(const Stats &snap) {
 	return RecoveryInProgress() ? "recovery" : "ok";
 }
 
+// The fixed-width text of argument 0 (an ID) in encoding e; ERROR 22023 for a negative ID.
+Datum encode_arg(FunctionCallInfo fcinfo, Encoding e) {
+	const int64_t id = PG_GETARG_INT64(0);
+	non_negative(id);
+	char buf[kMaxEncodedLength];
+	encode(id, e, buf);
+	return PointerGetDatum(cstring_to_text_with_len(buf, static_cast<int>(encoded_length(e))));
+}
+
+// The ID that text argument 0 encodes in e; ERROR 22P02 for malformed text.
+int64_t decode_arg(FunctionCallInfo fcinfo, Encoding e) {
+	const text *code = PG_GETARG_TEXT_PP(0);
+	const std::size_t len = VARSIZE_ANY_EXHDR(code);
+	const Decoded d = decode(VARDATA_ANY(code), len, e);
+	if (d.error == DecodeError::None)
+		return d.value;
+	const char *name = encoding_name(e);
+	const char *shown = text_to_cstring(code);
+	switch (d.error) {
+	case DecodeError::Length:
+		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
+		                errdetail("A %s snowflake ID has exactly %zu characters, not %d.", name, encoded_length(e),
+		                          pg_mbstrlen_with_len(VARDATA_ANY(code), static_cast<int>(len)))));
+		break;
+	case DecodeError::Character:
+		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
+		                errdetail("Byte %zu is not a %s digit.", d.position + 1, name),
+		                e == Encoding::Base32
+		                    ? errhint("Crockford base32 digits are 0-9 and A-Z without I, L, O and U; lowercase letters "
+		                              "and I, L, O (read as 1, 1, 0) are accepted.")
+		                    : 0));
+		break;
+	default:
+		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
+		                errdetail("It encodes a value above 9223372036854775807, the largest snowflake ID.")));
+	}
+	return 0;
+}
+
 } // namespace
 } // namespace snowflake
 
@@ -123,6 +165,12 @@ PG_FUNCTION_INFO_V1(snowflake_timestamp_layout);
 PG_FUNCTION_INFO_V1(snowflake_parse_layout);
 PG_FUNCTION_INFO_V1(snowflake_layout);
 PG_FUNCTION_INFO_V1(snowflake_nextval_block);
+PG_FUNCTION_INFO_V1(snowflake_to_base32);
+PG_FUNCTION_INFO_V1(snowflake_to_base62);
+PG_FUNCTION_INFO_V1(snowflake_to_hex);
+PG_FUNCTION_INFO_V1(snowflake_from_base32);
+PG_FUNCTION_INFO_V1(snowflake_from_base62);
+PG_FUNCTION_INFO_V1(snowflake_from_hex);
 
 // snowflake_nextval() → bigint: a new ID, above every ID this server issued since start.
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
@@ -289,67 +337,6 @@ Datum snowflake_nextval_block(PG_FUNCTION_ARGS) {
 	RangeBound hi{Int64GetDatum(open_above ? 0 : block.last + 1), open_above, false, false};
 	PG_RETURN_DATUM(RangeTypePGetDatum(snowflake_make_range(int8range, &lo, &hi, false)));
 }
-
-} // extern "C"
-
-// --- Adoption: text encodings of IDs ---------------------------------------
-
-namespace snowflake {
-namespace {
-
-// The fixed-width text of argument 0 (an ID) in encoding e; ERROR 22023 for a negative ID.
-Datum encode_arg(FunctionCallInfo fcinfo, Encoding e) {
-	const int64_t id = PG_GETARG_INT64(0);
-	non_negative(id);
-	char buf[kMaxEncodedLength];
-	encode(id, e, buf);
-	return PointerGetDatum(cstring_to_text_with_len(buf, static_cast<int>(encoded_length(e))));
-}
-
-// The ID that text argument 0 encodes in e; ERROR 22P02 for malformed text.
-int64_t decode_arg(FunctionCallInfo fcinfo, Encoding e) {
-	const text *code = PG_GETARG_TEXT_PP(0);
-	const std::size_t len = VARSIZE_ANY_EXHDR(code);
-	const Decoded d = decode(VARDATA_ANY(code), len, e);
-	if (d.error == DecodeError::None)
-		return d.value;
-	const char *name = encoding_name(e);
-	const char *shown = text_to_cstring(code);
-	switch (d.error) {
-	case DecodeError::Length:
-		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
-		                errdetail("A %s snowflake ID has exactly %zu characters, not %d.", name, encoded_length(e),
-		                          pg_mbstrlen_with_len(VARDATA_ANY(code), static_cast<int>(len)))));
-		break;
-	case DecodeError::Character:
-		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
-		                errdetail("Byte %zu is not a %s digit.", d.position + 1, name),
-		                e == Encoding::Base32
-		                    ? errhint("Crockford base32 digits are 0-9 and A-Z without I, L, O and U; lowercase letters "
-		                              "and I, L, O (read as 1, 1, 0) are accepted.")
-		                    : 0));
-		break;
-	default:
-		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-		                errmsg("invalid %s snowflake ID: \"%s\"", name, shown),
-		                errdetail("It encodes a value above 9223372036854775807, the largest snowflake ID.")));
-	}
-	return 0;
-}
-
-} // namespace
-} // namespace snowflake
-
-extern "C" {
-
-PG_FUNCTION_INFO_V1(snowflake_to_base32);
-PG_FUNCTION_INFO_V1(snowflake_to_base62);
-PG_FUNCTION_INFO_V1(snowflake_to_hex);
-PG_FUNCTION_INFO_V1(snowflake_from_base32);
-PG_FUNCTION_INFO_V1(snowflake_from_base62);
-PG_FUNCTION_INFO_V1(snowflake_from_hex);
 
 // snowflake_to_base32(id bigint) → snowflake_code: 13 Crockford base32 digits that sort like id.
 Datum snowflake_to_base32(PG_FUNCTION_ARGS) {
