@@ -7,7 +7,11 @@ EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" snowflake.control)
 MODULE_big = snowflake
 OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
-DATA = $(wildcard snowflake--*.sql)
+# The current version's install script is built from one readable source per area
+# (src/sql/, in this order); released install and upgrade scripts are files of their own.
+SQL_SOURCES = $(addprefix src/sql/,generator.sql decoding.sql time_range.sql many_servers.sql encoding.sql type.sql convert.sql)
+DATA_built = snowflake--$(EXTVERSION).sql
+DATA = $(filter-out $(DATA_built),$(wildcard snowflake--*.sql))
 
 PG_CONFIG ?= pg_config
 
@@ -27,6 +31,11 @@ include $(PGXS)
 
 override CPPFLAGS := $(patsubst -I%,-isystem %,$(filter -I$(includedir)%,$(CPPFLAGS))) \
 	$(filter-out -I$(includedir)%,$(CPPFLAGS))
+
+$(DATA_built): $(SQL_SOURCES) snowflake.control
+	{ echo '-- snowflake $(EXTVERSION): every SQL object of the extension. Built by make from $(SQL_SOURCES); edit those.'; \
+	  echo '\\echo Use "CREATE EXTENSION snowflake" to load this file. \\quit'; \
+	  for f in $(SQL_SOURCES); do echo; echo "-- == $$f"; echo; cat $$f; done; } >$@
 
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
 $(OBJS): $(wildcard src/*.hpp)

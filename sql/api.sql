@@ -1,7 +1,8 @@
 -- The SQL API as installed: every function with its labels and a comment,
 -- and every setting as pg_settings shows it.
 CREATE EXTENSION snowflake;
-SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT e.extversion = a.default_version AS at_default_version
+FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname WHERE e.extname = 'snowflake';
 
 SELECT p.oid::regprocedure AS function,
        pg_get_function_result(p.oid) AS returns,

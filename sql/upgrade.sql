@@ -146,10 +146,29 @@ FROM entries
 $catalog$ AS catalog_query \gset
 :catalog_query \gset updated_
 
+-- The fresh catalog comes from the full install script of the default version
+-- (built from src/sql/), not from the upgrade chain above.
 CREATE DATABASE upgrade_fresh;
 \c upgrade_fresh
 CREATE EXTENSION snowflake;
+SELECT count(*) = 1 AS one_install_script_run FROM pg_extension WHERE extname = 'snowflake';
 :catalog_query \gset fresh_
+-- The comparison can fail: one changed comment, one dropped member, one changed label.
+BEGIN;
+COMMENT ON FUNCTION snowflake_to_hex(bigint) IS 'changed';
+:catalog_query \gset commented_
+ROLLBACK;
+BEGIN;
+ALTER EXTENSION snowflake DROP FUNCTION snowflake_from_hex(text);
+:catalog_query \gset dropped_
+ROLLBACK;
+BEGIN;
+ALTER FUNCTION snowflake_to_hex(bigint) STABLE;
+:catalog_query \gset relabelled_
+ROLLBACK;
+SELECT :'commented_md5' <> :'fresh_md5' AS changed_comment_detected,
+       :'dropped_md5' <> :'fresh_md5' AS dropped_member_detected,
+       :'relabelled_md5' <> :'fresh_md5' AS changed_label_detected;
 \c contrib_regression
 DROP DATABASE upgrade_fresh;
 
