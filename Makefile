@@ -10,7 +10,9 @@ OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
 # The current version's install script is built from one readable source per area
 # (src/sql/, in this order); released install and upgrade scripts are files of their own.
 SQL_SOURCES = $(addprefix src/sql/,generator.sql decoding.sql time_range.sql many_servers.sql encoding.sql type.sql convert.sql)
-DATA_built = snowflake--$(EXTVERSION).sql
+# Upgrade scripts of unreleased versions are built from src/sql/upgrade--A--B.sql (see there).
+UPGRADE_SOURCES = $(wildcard src/sql/upgrade--*.sql)
+DATA_built = snowflake--$(EXTVERSION).sql $(patsubst src/sql/upgrade--%,snowflake--%,$(UPGRADE_SOURCES))
 DATA = $(filter-out $(DATA_built),$(wildcard snowflake--*.sql))
 
 PG_CONFIG ?= pg_config
@@ -32,10 +34,13 @@ include $(PGXS)
 override CPPFLAGS := $(patsubst -I%,-isystem %,$(filter -I$(includedir)%,$(CPPFLAGS))) \
 	$(filter-out -I$(includedir)%,$(CPPFLAGS))
 
-$(DATA_built): $(SQL_SOURCES) snowflake.control
+snowflake--$(EXTVERSION).sql: $(SQL_SOURCES) snowflake.control
 	{ echo '-- snowflake $(EXTVERSION): every SQL object of the extension. Built by make from $(SQL_SOURCES); edit those.'; \
 	  echo '\\echo Use "CREATE EXTENSION snowflake" to load this file. \\quit'; \
 	  for f in $(SQL_SOURCES); do echo; echo "-- == $$f"; echo; cat $$f; done; } >$@
+
+snowflake--%.sql: src/sql/upgrade--%.sql $(SQL_SOURCES)
+	awk '/^-- @include / { f = $$3; while ((getline line < f) > 0) { sub(/^CREATE FUNCTION /, "CREATE OR REPLACE FUNCTION ", line); print line } close(f); next } { print }' $< >$@
 
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
 $(OBJS): $(wildcard src/*.hpp)

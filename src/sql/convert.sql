@@ -1,5 +1,5 @@
--- Converting a table: snowflake_convert_column() moves a serial, identity or
--- sequence-default integer column to DEFAULT snowflake_nextval() in the
+-- Converting a table: snowflake_convert_column() moves a serial, identity,
+-- sequence-default or pgEdge snowflake.nextval() integer column to DEFAULT snowflake_nextval() in the
 -- caller's transaction, with ordinary ALTER/DROP/CREATE statements only.
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name) RETURNS void
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
@@ -73,7 +73,9 @@ BEGIN
     ELSIF target.default_oid IS NOT NULL AND target.default_sql <> nextval_sql THEN
         SELECT d.refobjid INTO seq FROM pg_depend d JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
         WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = target.default_oid AND d.refclassid = 'pg_class'::regclass;
-        IF seq IS NULL OR target.default_sql NOT LIKE 'nextval(%' THEN
+        -- A sequence's nextval(), or pgEdge snowflake's snowflake.nextval() with or without its sequence.
+        IF NOT (seq IS NOT NULL AND target.default_sql LIKE 'nextval(%'
+                OR target.default_sql ~ '^snowflake\.nextval\((''[^'']+''::regclass)?\)$') THEN
             RAISE EXCEPTION 'column "%" of "%" has a default that is not a sequence: %', col, tbl, target.default_sql
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Drop the default first if snowflake IDs should replace it.';
@@ -285,12 +287,14 @@ BEGIN
 
     RAISE NOTICE 'column "%" of "%" now defaults to snowflake_nextval()', col, tbl
         USING DETAIL = concat_ws(' ', CASE WHEN widened_names IS NOT NULL THEN format('Widened to bigint: %s.', widened_names) END,
+            CASE WHEN target.default_sql ~ '^snowflake\.nextval\(' THEN format('Replaced pgEdge snowflake''s default %s.', target.default_sql) END,
             CASE WHEN target.attidentity <> '' THEN format('Dropped the identity and its sequence %s.', seq_name)
                  WHEN owned_seq IS NOT NULL THEN format('Dropped sequence %s.', seq_name)
                  WHEN seq IS NOT NULL THEN format('Kept sequence %s, which the column does not own.', seq_name) END,
-            CASE WHEN view_names IS NOT NULL THEN format('Recreated views: %s.', view_names) END);
+            CASE WHEN view_names IS NOT NULL THEN format('Recreated views: %s.', view_names) END,
+            CASE WHEN target.default_oid IS NULL AND target.attidentity = '' AND widened_names IS NULL THEN 'The column had no default.' END);
 END
 $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name) IS
-'Moves a serial, identity or sequence-default integer column to DEFAULT snowflake_nextval(): widens it and the foreign-key columns referencing it to bigint, drops the identity or owned sequence, recreates views on it; existing values are kept.';
+'Moves a serial, identity, sequence-default or pgEdge snowflake.nextval() integer column to DEFAULT snowflake_nextval(): widens it and the foreign-key columns referencing it to bigint, drops the identity or owned sequence, recreates views on it; existing values are kept.';
