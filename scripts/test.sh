@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command (README, "Testing"; .ci/run calls it): installs what is
-# missing, builds, then runs every suite, printing each one's time, and exits
-# non-zero if any suite fails. Run it as root from the checkout.
+# The test command (README; .ci/run calls it): installs what is missing,
+# builds, then runs every suite, printing each one's time, and exits non-zero
+# if any suite fails. Run it as root from the checkout. With suite names as
+# arguments (bash scripts/test.sh unit regress) it builds and runs only those.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Inside the version matrix's chroots (test/matrix.sh sets SNOWFLAKE_IN_MATRIX) this script runs
@@ -18,11 +19,23 @@ require_readable_tree
 passed=0
 failed=0
 failures=()
+SELECTED=("$@")
+ran=()
 
-# Runs one suite, timing it and counting the result.
+# True when suite $1 is to run: every suite by default, else those named on the command line.
+selected() {
+  [ ${#SELECTED[@]} -eq 0 ] && return 0
+  local s
+  for s in "${SELECTED[@]}"; do [ "$s" = "$1" ] && return 0; done
+  return 1
+}
+
+# Runs one suite (the build always), timing it and counting the result.
 suite() {
   local name=$1 start=$SECONDS
   shift
+  [ "$name" = build ] || selected "$name" || return 0
+  ran+=("$name")
   echo "=== suite $name"
   if "$@"; then
     passed=$((passed + 1))
@@ -82,6 +95,12 @@ dist() {
 on_host && suite dist dist
 suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
 suite regress run_regress
+# Every SQL block of README.md and docs/ against a preloaded server (test/docs/run_docs.py).
+docs() {
+  postgres_dir docs
+  as_postgres /usr/bin/python3 "$ROOT/test/docs/run_docs.py" --pg-bin "$PG_BIN" --work "$BUILD/docs"
+}
+on_host && suite docs docs
 # The Debian package: built, checked, installed in place of make install, regress
 # against its files; it puts the make install back for the suites after it.
 on_host && suite package bash "$ROOT/test/package.sh"
@@ -103,6 +122,11 @@ if on_host; then
   suite matrix-pg17 bash "$ROOT/test/matrix.sh" pg17
   suite matrix-pg18 bash "$ROOT/test/matrix.sh" pg18
 fi
+
+# A suite named on the command line that does not exist (or does not run here) is a failure.
+for name in "${SELECTED[@]}"; do
+  [[ " ${ran[*]} " == *" $name "* ]] || { echo "no suite named $name runs here"; failed=$((failed + 1)); failures+=("$name"); }
+done
 
 echo
 [ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"

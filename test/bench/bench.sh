@@ -271,4 +271,4 @@ plot "$OUT/inserts.dat" using 2:xtic(1) title "1 client" lc rgb "#3572b0", '' us
 unset multiplot
 GP
 gnuplot "$OUT/chart.gp"
-say "Chart: $OUT/chart.png"
+say "Chart: [chart.png](chart.png)"

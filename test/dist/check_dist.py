@@ -21,8 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Paths (relative to the prefix) that .gitattributes keeps out of the zip.
 LEFT_OUT = (".ci/", "debian/", ".gitattributes", "test/package.sh", "test/dist/")
 # Paths a PGXN user needs to build, install and test.
-NEEDED = ("Makefile", "snowflake.control", "META.json", "README.md", "CHANGELOG.md", "snowflake--0.1.0.sql",
-          "test/regress/main.schedule")
+NEEDED = ("Makefile", "snowflake.control", "META.json", "README.md", "CHANGELOG.md", "LICENSE", "CONTRIBUTING.md",
+          "snowflake--0.1.0.sql", "src/sql/generator.sql", "docs/settings.md", "test/regress/main.schedule")
 
 
 def meta_problems(meta, files, version):

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The docs suite: runs every ```sql block of README.md and docs/*.md against a
+real server, so that no SQL the documentation shows is untested.
+
+Each Markdown file gets a fresh database on one temporary server (initdb under
+the work directory, snowflake preloaded, node 1, Unix socket only), with the
+extension already created; its blocks run in order, each with ON_ERROR_STOP,
+so a later block sees the tables an earlier one made. A block that cannot run
+here carries, on the line before its fence, `<!-- not run: why; what covers
+it -->` and is counted, not run. A block meant to fail carries
+`<!-- expect error SQLSTATE -->` and must fail with exactly that SQLSTATE.
+Run as the postgres system user (PostgreSQL refuses root):
+    run_docs.py --pg-bin DIR --work DIR [FILE.md ...]
+It prints one line per failing block (file:line, the error) and ends with
+"N passed, N failed" over the blocks run, plus how many were not run.
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->")
+EXPECT_ERROR = re.compile(r"<!--\s*expect error\s+([0-9A-Z]{5})\s*-->")
+CONF = """
+shared_preload_libraries = 'snowflake'
+snowflake.node = 1
+snowflake.backfill_node = 1023
+track_commit_timestamp = on
+listen_addresses = ''
+port = 56960
+fsync = off
+"""
+
+
+class Block:
+    """One ```sql block: where it starts, its text, and what the comment before it asks."""
+
+    def __init__(self, path, line, sql, not_run, expect):
+        self.path, self.line, self.sql, self.not_run, self.expect = path, line, sql, not_run, expect
+
+
+def blocks_of(path):
+    """The ```sql blocks of a Markdown file, in order, with the marker comment before each (if any)."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    found, i = [], 0
+    while i < len(lines):
+        fence = lines[i].strip()
+        if fence.startswith("```") and fence[3:].strip() == "sql":
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+            j = i + 1
+            while j < len(lines) and lines[j].strip() != "```":
+                j += 1
+            sql = "\n".join(l[len(indent):] if l.startswith(indent) else l for l in lines[i + 1 : j])
+            not_run = NOT_RUN.search(before)
+            expect = EXPECT_ERROR.search(before)
+            found.append(Block(path, i + 1, sql, not_run and not_run.group(1), expect and expect.group(1)))
+            i = j
+        i += 1
+    return found
+
+
+def psql(args, pg_bin, sock, db, sql):
+    """Runs SQL through psql on the test server; returns (exit code, output)."""
+    cmd = [os.path.join(pg_bin, "psql"), "-X", "-q", "-h", sock, "-p", "56960", "-d", db,
+           "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose"] + args
+    run = subprocess.run(cmd, input=sql, text=True, capture_output=True)
+    return run.returncode, run.stdout + run.stderr
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pg-bin", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("files", nargs="*")
+    opts = parser.parse_args()
+    files = opts.files or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+
+    opts.work = os.path.abspath(opts.work)
+    data, sock = os.path.join(opts.work, "data"), opts.work
+    subprocess.run(["rm", "-rf", data], check=True)
+    os.makedirs(opts.work, exist_ok=True)
+    subprocess.run([os.path.join(opts.pg_bin, "initdb"), "-D", data, "-A", "trust", "-E", "UTF8", "--no-sync"],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(data, "postgresql.conf"), "a") as conf:
+        conf.write(CONF + f"unix_socket_directories = '{sock}'\n")
+    log = os.path.join(opts.work, "server.log")
+    ctl = [os.path.join(opts.pg_bin, "pg_ctl"), "-D", data, "-l", log, "-w", "-t", "60"]
+    if subprocess.run(ctl + ["start"], stdout=subprocess.DEVNULL).returncode != 0:
+        print(f"the docs server did not start; log: {log}")
+        return 1
+    passed = failed = skipped = 0
+    try:
+        for n, path in enumerate(files):
+            rel = os.path.relpath(path, ROOT)
+            db = f"docs_{n}"
+            code, out = psql([], opts.pg_bin, sock, "postgres",
+                             f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db};")
+            psql([], opts.pg_bin, sock, db, "CREATE EXTENSION snowflake;")
+            for block in blocks_of(path):
+                if block.not_run:
+                    skipped += 1
+                    continue
+                # The extension exists already in each page's database.
+                sql = re.sub(r"(?i)CREATE EXTENSION snowflake\b", "CREATE EXTENSION IF NOT EXISTS snowflake", block.sql)
+                code, out = psql([], opts.pg_bin, sock, db, "SET client_min_messages = warning;\n" + sql)
+                if block.expect:
+                    ok = code != 0 and re.search(rf"ERROR:\s+{block.expect}:", out) is not None
+                    why = f"expected SQLSTATE {block.expect}, got: {out.strip()[-300:] or 'success'}"
+                else:
+                    ok = code == 0
+                    why = out.strip()[-400:]
+                if ok:
+                    passed += 1
+                else:
+                    failed += 1
+                    print(f"FAILED {rel}:{block.line}: {why}")
+    finally:
+        subprocess.run(ctl + ["-m", "fast", "stop"], stdout=subprocess.DEVNULL)
+    print(f"docs: {passed + failed} SQL blocks run, {skipped} marked not run")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
