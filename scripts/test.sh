@@ -105,6 +105,10 @@ if [ "$PG_MAJOR" -ge 16 ]; then
 else
   suite multimaster-pglogical bash "$ROOT/test/servers/multimaster.sh" pglogical
 fi
+# Each member's node in a file next to its data directory, through pg_basebackup and pg_rewind.
+suite node-file bash "$ROOT/test/servers/node_file.sh"
+# HA failover with Patroni and etcd (Debian 12's packages; on the host only).
+on_host && suite patroni bash "$ROOT/test/servers/patroni.sh"
 # The same suites on PostgreSQL 17, 18 and 19, each in its Debian chroot (test/matrix.sh);
 # not from inside a chroot, where this script is what the matrix runs.
 if on_host; then
