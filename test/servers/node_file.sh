@@ -27,7 +27,7 @@ node_file() {
   echo "snowflake.node = $((OFFSET + ${HOSTNAME##*-}))" >"$PGDATA/../snowflake-node.conf"
 }
 
-server_init p1 56440 "shared_preload_libraries = 'snowflake'" "wal_log_hints = on" "$INCLUDE"
+server_init p1 56440 "shared_preload_libraries = 'snowflake'" "wal_log_hints = on" "wal_keep_size = '64MB'" "$INCLUDE"
 node_file p1 pg-1
 server_start p1
 sql p1 "CREATE EXTENSION snowflake" >/dev/null

@@ -142,7 +142,7 @@ missing=$(comm -23 "$TOP/acked.ids" "$TOP/final.ids" | wc -l)
 check "no duplicate among the $total IDs acknowledged" [ "$dups" -eq 0 ]
 check "no acknowledged ID missing on the final leader" [ "$missing" -eq 0 ]
 # Every ID's node is the node of the member (by port) that acknowledged it.
-wrong=$(sql "$NEW" "SELECT count(*) FROM (VALUES $(awk -F'|' '{printf "%s(%s,%s)", NR > 1 ? "," : "", $1, $2}' "$TOP/acked")) a(id, port)
+wrong=$(sql "$NEW" "SELECT count(*) FROM (VALUES $(awk -F'|' '{printf "%s(%s,%s)", (NR > 1 ? "," : ""), $1, $2}' "$TOP/acked")) a(id, port)
   WHERE (snowflake_parse(id)).node <> port - 56419")
 check "every ID on the node of the member that issued it" [ "$wrong" -eq 0 ]
 for n in 1 2 3; do
