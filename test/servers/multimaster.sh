@@ -187,5 +187,5 @@ for n in n1 n2; do
   check "$n: no row it wrote was replaced" [ "$(replaced $n 4)" -eq 0 ]
 done
 check "replication is stuck, not silently resolved (a marker never arrives)" not markers_arrived 4
-grep -hE "$CONFLICT" "${SERVER_DIR[n1]}/log" "${SERVER_DIR[n2]}/log" | head -2 | sed 's/^/log: /'
+grep -hE "$CONFLICT" "${SERVER_DIR[n1]}/log" "${SERVER_DIR[n2]}/log" | tail -2 | sed 's/^/log: /'
 finish

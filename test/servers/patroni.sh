@@ -42,7 +42,9 @@ stop_spawned() {
 rest() {
   curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$((56429 + ${1#m}))/$2"
 }
+# Member $1 is the running primary.
 is_leader() { [ "$(rest "$1" primary)" = 200 ]; }
+# Member $1 is a running replica.
 is_replica() { [ "$(rest "$1" replica)" = 200 ]; }
 
 # The member that is the leader now (none printed if none).
@@ -103,6 +105,7 @@ CLEANUPS=("touch $TOP/stop-writer; wait $WRITER" "${CLEANUPS[@]}")
 more_acked 100 || die "the writer got nothing acknowledged"
 
 # Under synchronous_mode only the synchronous standby can take over (Patroni names one within a loop).
+# Prints the member that is the synchronous standby now.
 sync_standby() {
   local m
   for m in m1 m2 m3; do [ "$(rest $m sync)" = 200 ] && echo $m && return 0; done
