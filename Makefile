@@ -79,10 +79,17 @@ REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_e
 regresscheck: $(addprefix regresscheck-,$(REGRESS_SUITES))
 installcheck: regresscheck
 
+# pg_partman is not packaged for every major (none for PostgreSQL 19 yet): without it, its test is left out.
+ifeq ($(wildcard $(shell $(PG_CONFIG) --sharedir)/extension/pg_partman.control),)
+REGRESS_SKIP = partman
+endif
+
 regresscheck-%:
 	@mkdir -p $(BUILD)/regress/$*
+	$(if $(REGRESS_SKIP),@echo "pg_partman is not installed: leaving out its test")
+	@sed -E '$(foreach t,$(REGRESS_SKIP),s/ $(t)( |$$)/\1/;)' test/regress/$*.schedule >$(BUILD)/regress/$*/schedule
 	$(pg_regress_installcheck) --outputdir=$(BUILD)/regress/$* --temp-instance=$(BUILD)/regress/$*/tmp_check \
-		--temp-config=test/regress/$*.conf --schedule=test/regress/$*.schedule --dbname=contrib_regression
+		--temp-config=test/regress/$*.conf --schedule=$(BUILD)/regress/$*/schedule --dbname=contrib_regression
 
 # --- PGXN release: the committed tree (HEAD) as snowflake-<version>.zip with that prefix;
 # .gitattributes (export-ignore) leaves out CI and the Debian packaging.

@@ -13,7 +13,8 @@ on_host() {
 
 require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
-  libpqxx-dev pkg-config "postgresql-$PG_MAJOR-partman" $(on_host && echo git python3-jsonschema)
+  libpqxx-dev pkg-config $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
+  $(on_host && echo git python3-jsonschema)
 require_readable_tree
 
 passed=0
@@ -116,11 +117,23 @@ bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick
 }
 suite bench bench
-# The same suites on PostgreSQL 17 and 18, each in its Debian chroot (test/matrix.sh);
+# Multi-master: two servers replicating one table both ways (test/servers/multimaster.sh): pglogical
+# on PostgreSQL 15, native logical replication with origin = none in the matrix's later majors.
+if [ "$PG_MAJOR" -ge 16 ]; then
+  suite multimaster-native bash "$ROOT/test/servers/multimaster.sh" native
+else
+  suite multimaster-pglogical bash "$ROOT/test/servers/multimaster.sh" pglogical
+fi
+# Each member's node in a file next to its data directory, through pg_basebackup and pg_rewind.
+suite node-file bash "$ROOT/test/servers/node_file.sh"
+# HA failover with Patroni and etcd (Debian 12's packages; on the host only).
+on_host && suite patroni bash "$ROOT/test/servers/patroni.sh"
+# The same suites on PostgreSQL 17, 18 and 19, each in its Debian chroot (test/matrix.sh);
 # not from inside a chroot, where this script is what the matrix runs.
 if on_host; then
   suite matrix-pg17 bash "$ROOT/test/matrix.sh" pg17
   suite matrix-pg18 bash "$ROOT/test/matrix.sh" pg18
+  suite matrix-pg19 bash "$ROOT/test/matrix.sh" pg19
 fi
 
 # A suite named on the command line that does not exist (or does not run here) is a failure.

@@ -280,7 +280,7 @@ Datum snowflake_between(PG_FUNCTION_ARGS) {
 Datum snowflake_between_support(PG_FUNCTION_ARGS) {
 	Node *request = reinterpret_cast<Node *>(PG_GETARG_POINTER(0));
 	if (!IsA(request, SupportRequestSimplify))
-		PG_RETURN_POINTER(nullptr);
+		PG_RETURN_POINTER(static_cast<Node *>(nullptr)); // typed: PG 19's PointerGetDatum is `true ? (X) : NULL`
 	PG_RETURN_POINTER(snowflake::simplify_between(*reinterpret_cast<SupportRequestSimplify *>(request)->fcall));
 }
 

@@ -2,36 +2,42 @@
 # The version matrix: builds and tests snowflake against the PostgreSQL majors
 # this Debian host does not have, each in a Debian chroot made with debootstrap
 # from deb.debian.org under .matrix/ (git-ignored): trixie for PostgreSQL 17,
-# sid for PostgreSQL 18. A chroot is reused once complete; the stamp file that
+# sid for PostgreSQL 18, and sid with experimental pinned for the postgresql-19
+# packages only (19 is a release candidate there) for PostgreSQL 19. A chroot is reused once complete; the stamp file that
 # marks it complete is written last, so an interrupted setup is finished on the
 # next run and a half-made debootstrap is made again. Each run copies the
 # working tree (uncommitted changes included, ignored files excluded) into the
 # chroot and runs scripts/test.sh there: build with -Werror, install, then the
 # unit, regress, libpqxx and quick benchmark suites as postgres. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
-# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|all] [--bench]
+# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench]
 # --bench runs the full benchmark suite (test/bench/bench.sh) in the chroot
 # instead of the tests, and copies its results to build/matrix/<target>/.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
 MATRIX=$ROOT/.matrix
 MIRROR=http://deb.debian.org/debian
-declare -A SUITE=([pg17]=trixie [pg18]=sid)
-# What scripts/test.sh and the benchmarks need, so the runs inside install nothing.
+declare -A SUITE=([pg17]=trixie [pg18]=sid [pg19]=sid)
+# Each target's chroot directory under .matrix/; pg19's sid also takes from experimental.
+declare -A CHROOT=([pg17]=trixie [pg18]=sid [pg19]=sid-experimental)
+# What scripts/test.sh and the benchmarks need, so the runs inside install nothing
+# (pg_partman is not packaged for PostgreSQL 19 yet, so the regress suite leaves its test out; 19's
+# libpq.pc names libcurl, which pkg-config must find for libpqxx's flags).
 chroot_packages() {
   echo build-essential libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
-    "postgresql-$1" "postgresql-server-dev-$1" "postgresql-$1-partman"
+    "postgresql-$1" "postgresql-server-dev-$1" \
+    $([ "$1" -ge 19 ] && echo libcurl4-openssl-dev || echo "postgresql-$1-partman")
 }
 
 case "${1:-all}" in
-  pg17 | pg18) TARGETS=("$1") ;;
-  all) TARGETS=(pg17 pg18) ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|all] [--bench]" ;;
+  pg17 | pg18 | pg19) TARGETS=("$1") ;;
+  all) TARGETS=(pg17 pg18 pg19) ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench]" ;;
 esac
 case "${2:-}" in
   "") WHAT=suites ;;
   --bench) WHAT=bench ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|all] [--bench]" ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench]" ;;
 esac
 require_root
 command -v git >/dev/null && git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
@@ -97,8 +103,8 @@ bootstrap() {
     release "$dir" && rm -rf --one-file-system "$dir"
   fi
   [ -d "$dir" ] && return 0
-  debootstrap --variant=minbase "$suite" "$dir" "$MIRROR" >"$MATRIX/$suite.debootstrap.log" 2>&1 || {
-    tail -20 "$MATRIX/$suite.debootstrap.log"
+  debootstrap --variant=minbase "$suite" "$dir" "$MIRROR" >"$dir.debootstrap.log" 2>&1 || {
+    tail -20 "$dir.debootstrap.log"
     return 1
   }
 }
@@ -109,6 +115,13 @@ provision() {
   want="$suite: $(chroot_packages "$major")"
   [ "$(cat "$dir/.snowflake-matrix" 2>/dev/null)" = "$want" ] && return 0
   echo "deb $MIRROR $suite main" >"$dir/etc/apt/sources.list"
+  if [ "$major" -ge 19 ]; then
+    # A release candidate: experimental, pinned so that only PostgreSQL 19's own packages come from it
+    # (and libpq, which postgresql-server-dev-19 needs at version 19).
+    echo "deb $MIRROR experimental main" >>"$dir/etc/apt/sources.list"
+    printf '%s\n' "Package: postgresql-19 postgresql-19-* postgresql-client-19 postgresql-server-dev-19 libpq5 libpq-dev" \
+      "Pin: release a=experimental" "Pin-Priority: 500" >"$dir/etc/apt/preferences.d/snowflake-pg19"
+  fi
   # sid's Release file is valid for a week only, and the mirror may lag this machine's clock;
   # apt still checks its signature.
   echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99snowflake-matrix"
@@ -118,8 +131,8 @@ provision() {
   in_chroot "$dir" dpkg --configure -a && # finishes an install cut short
     in_chroot "$dir" apt-get update -qq &&
     in_chroot "$dir" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      $(chroot_packages "$major") >"$MATRIX/$suite.apt.log" 2>&1 || {
-    tail -20 "$MATRIX/$suite.apt.log"
+      $(chroot_packages "$major") >"$dir.apt.log" 2>&1 || {
+    tail -20 "$dir.apt.log"
     return 1
   }
   echo "$want" >"$dir/.snowflake-matrix"
@@ -150,7 +163,7 @@ run_bench() {
 # Sets up (or reuses) the chroot for target $1 and runs the suites (or the benchmarks) in it.
 run_target() {
   local target=$1 suite=${SUITE[$1]} major=${1#pg} dir
-  dir=$MATRIX/$suite
+  dir=$MATRIX/${CHROOT[$1]}
   echo "=== $target: PostgreSQL $major in Debian $suite ($dir)"
   trap 'release "$dir"' EXIT
   trap 'exit 130' INT TERM
