@@ -15,9 +15,10 @@ JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.de
 WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
 ORDER BY p.oid::regprocedure::text;
 
-SELECT oprname, oprleft::regtype, oprright::regtype, oprresult::regtype, oprcode,
+SELECT oprname, oprleft::regtype, oprright::regtype, oprresult::regtype, oprcode::regprocedure,
        obj_description(o.oid, 'pg_operator') IS NOT NULL AS commented
-FROM pg_operator o WHERE oprcode = 'snowflake_between'::regproc;
+FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode WHERE p.proname = 'snowflake_between'
+ORDER BY oprleft::regtype::text;
 
 SELECT name, setting, unit, context, vartype, min_val, max_val, enumvals
 FROM pg_settings WHERE name LIKE 'snowflake.%' ORDER BY name;

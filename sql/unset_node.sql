@@ -17,3 +17,6 @@ SELECT count(*) AS orders FROM orders;
 SELECT snowflake_timestamp(0);
 SELECT * FROM snowflake_parse(910499571847892992);
 DROP TABLE orders;
+
+-- snowflake_stats() says why no ID can be issued, so one alert on state <> 'ok' catches it.
+SELECT node, state FROM snowflake_stats();

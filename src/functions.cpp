@@ -86,7 +86,9 @@ void time_or_null(int64_t time, Datum &value, bool &null) {
 	             : TimestampTzGetDatum(unix_ms_to_timestamptz(layout_setting.layout.unix_ms_of(time, epoch_ms)));
 }
 
-// What the generator is doing, in words.
+// Whether snowflake_nextval() can issue an ID now, in words: "ok", or the first reason it refuses
+// (in the order it checks them), so that one alert on state <> 'ok' catches every one. A node out
+// of the layout's range cannot be in effect: snowflake.node's range is the layout's.
 const char *state_name(const Stats &snap) {
 	switch (snap.blocked) {
 	case Blocked::StateDamaged:
@@ -98,7 +100,19 @@ const char *state_name(const Stats &snap) {
 	case Blocked::No:
 		break;
 	}
-	return RecoveryInProgress() ? "recovery" : "ok";
+	if (RecoveryInProgress())
+		return "recovery";
+	const Layout &layout = layout_setting.layout;
+	if (snap.node < 0)
+		return "node unset";
+	if (snap.node == backfill_node_setting)
+		return "node reserved";
+	const int64_t now = layout.tick_of(unix_now_ms() + snap.clock_offset_ms, epoch_ms);
+	if (now < 0)
+		return "clock before epoch";
+	if (now > layout.max_time())
+		return "time run out";
+	return "ok";
 }
 
 // The fixed-width text of argument 0 (an ID) in encoding e; ERROR 22023 for a negative ID.

@@ -53,9 +53,6 @@ extern bool fault_injection_enabled; // snowflake.fault_injection
 extern int backfill_node_setting;    // snowflake.backfill_node, -1 when unset
 extern LayoutSpec layout_setting;    // snowflake.layout, parsed; its epoch is the preset's, not epoch_ms
 
-// The largest value snowflake.node and snowflake.backfill_node accept; the layout may allow fewer.
-constexpr int kMaxNodeSetting = (1 << 30) - 1;
-
 // The policy the settings describe right now.
 inline Policy current_policy() noexcept {
 	return Policy{epoch_ms, max_clock_drift_ms, static_cast<ClockPolicy>(clock_policy_setting), backfill_node_setting,

@@ -57,3 +57,24 @@ extern "C" {
 #else
 #define SNOWFLAKE_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
+
+// PG16 keeps the settings in a hash table and counts them on the way out of get_guc_variables().
+#if PG_VERSION_NUM >= 160000
+#define snowflake_guc_variables(count) get_guc_variables(&(count))
+#else
+#define snowflake_guc_variables(count) ((count) = GetNumConfigOptions(), get_guc_variables())
+#endif
+
+// PG14 added readOnlyTree to ProcessUtility_hook; snowflake's hook needs 14 or later.
+#if PG_VERSION_NUM >= 140000
+#define SNOWFLAKE_UTILITY_HOOK 1
+#else
+#define SNOWFLAKE_UTILITY_HOOK 0
+#endif
+
+// PG17 lets an extension name its own wait events; before it, they all show as Extension.
+#if PG_VERSION_NUM >= 170000
+#define SNOWFLAKE_NAMED_WAIT_EVENTS 1
+#else
+#define SNOWFLAKE_NAMED_WAIT_EVENTS 0
+#endif

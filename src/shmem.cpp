@@ -208,25 +208,50 @@ void check_not_blocked(const SharedState &state) {
 	}
 }
 
-// Sleeps up to us microseconds with no lock held, then honours cancel and timeouts. A short sleep
-// (the rest of a full millisecond) is timed to the microsecond, since at the layout's ceiling every
-// overshoot is lost throughput; a signal cuts it short. A long one waits on the latch.
-void sleep_interruptibly(int64_t us) {
-	if (us < 10000) {
-		pg_usleep(static_cast<long>(us));
-	} else {
-		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, static_cast<long>((us + 999) / 1000),
-		                PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
-	CHECK_FOR_INTERRUPTS();
-}
-
 // Microseconds on a clock no one can set, to time and bound the waits of one call.
 int64_t monotonic_us() noexcept {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+}
+
+// The wait event clock waits report in pg_stat_activity: SnowflakeClock on PG 17 and later
+// (registered by the first wait of each backend), the generic Extension before.
+uint32 clock_wait_event() {
+#if SNOWFLAKE_NAMED_WAIT_EVENTS
+	static uint32 event = 0;
+	if (event == 0)
+		event = WaitEventExtensionNew("SnowflakeClock");
+	return event;
+#else
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
+// The generator's clock: the system clock in Unix µs, moved by the offset a test injected.
+int64_t generator_clock_us(const SharedState &state) noexcept {
+	return unix_now_us() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED) * 1000;
+}
+
+// Waits with no lock held until the generator's clock reads until_us (plan_clock_wait: a long
+// wait on the latch, a short one slept, then spun on that same clock, so it ends in the tick it
+// waits for and not a µs before), then honours cancel and timeouts; a signal cuts it short.
+void wait_for_clock(const SharedState &state, int64_t until_us) {
+	const ClockWait plan = plan_clock_wait(until_us - generator_clock_us(state));
+	const uint32 event = clock_wait_event();
+	if (plan.on_latch) {
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+		                static_cast<long>((plan.sleep_us + 999) / 1000), event);
+		ResetLatch(MyLatch);
+	} else {
+		pgstat_report_wait_start(event);
+		if (plan.sleep_us > 0)
+			pg_usleep(static_cast<long>(plan.sleep_us));
+		while (!InterruptPending && generator_clock_us(state) < until_us)
+			; // the last kClockSpinUs at most: a sleep would overshoot the tick
+		pgstat_report_wait_end();
+	}
+	CHECK_FOR_INTERRUPTS();
 }
 
 // Raises the ERROR for a step that can neither issue nor wait.
@@ -307,7 +332,7 @@ struct LockedStep {
 LockedStep locked_step(SharedState &state, const Policy &policy, int32_t count) {
 	LWLockAcquire(state.lock, LW_EXCLUSIVE);
 	const int32_t node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
-	const int64_t clock_us = unix_now_us() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED) * 1000;
+	const int64_t clock_us = generator_clock_us(state);
 	const int64_t clock = clock_us / 1000;
 	const int64_t promoted_floor = settle_timeline(state, policy, clock);
 	Step step = state.generator.next(clock, node, policy, count);
@@ -434,7 +459,7 @@ int64_t next_ids_slowly(SharedState &state, const Policy &policy, int32_t count)
 			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
 		// Until the clock reaches the tick the step waits for.
 		const int64_t now_tick = policy.layout.tick_of(clock_us / 1000, policy.epoch_ms);
-		sleep_interruptibly(policy.layout.unix_ms_of(now_tick + step.wait_ticks, policy.epoch_ms) * 1000 - clock_us);
+		wait_for_clock(state, policy.layout.unix_ms_of(now_tick + step.wait_ticks, policy.epoch_ms) * 1000);
 		__atomic_fetch_add(&state.waits, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&state.wait_us, monotonic_us() - started, __ATOMIC_RELAXED);
 	}

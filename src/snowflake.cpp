@@ -8,7 +8,13 @@
 #include "pg_boundary.hpp"
 #include "shmem.hpp"
 
+#include <cstring>
 #include <iterator>
+
+extern "C" {
+#include "tcop/utility.h"
+#include "utils/guc_tables.h"
+}
 
 extern "C" {
 SNOWFLAKE_MODULE_MAGIC;
@@ -98,10 +104,22 @@ static void assign_epoch(const char *, void *extra) {
 	epoch_ms = *static_cast<int64_t *>(extra);
 }
 
-// Accepts a layout spec (layout_setting_problem); passes the parsed layout on in extra.
+// Accepts a layout spec (layout_setting_problem); passes the parsed layout on in extra. In a
+// running server (ALTER SYSTEM, a reload) it also refuses a layout the next start would refuse with
+// the epoch it would get: the configured snowflake.epoch, or the new layout's own when the epoch
+// in effect is the current layout's default. At start the epoch is not known yet; the start checks
+// the pair itself (check_epoch_suits_layout).
 static bool check_layout(char **newval, void **extra, GucSource) {
 	LayoutSpec spec{};
-	if (const char *problem = layout_setting_problem(*newval, spec)) {
+	const char *problem = layout_setting_problem(*newval, spec);
+	if (problem == nullptr && IsUnderPostmaster) {
+		problem = epoch_problem(spec.layout, epoch_ms == layout_setting.epoch_ms ? spec.epoch_ms : epoch_ms,
+		                        unix_now_ms());
+		if (problem != nullptr)
+			GUC_check_errhint("The server would refuse to start with it. Set snowflake.epoch first to a later "
+			                  "one that suits it, or choose more time bits or a longer unit.");
+	}
+	if (problem != nullptr) {
 		GUC_check_errdetail("%s", problem);
 		return false;
 	}
@@ -118,16 +136,6 @@ static void assign_layout(const char *, void *extra) {
 	layout_setting = *static_cast<LayoutSpec *>(extra);
 }
 
-// Accepts a node (or -1) that the layout has room for.
-static bool check_node(int *newval, void **, GucSource) {
-	if (*newval > layout_setting.layout.max_node()) {
-		GUC_check_errdetail("snowflake.layout \"%s\" has %d node bits, so nodes run from 0 to %d.",
-		                    layout_setting.name, layout_setting.layout.node_bits, layout_setting.layout.max_node());
-		return false;
-	}
-	return true;
-}
-
 // Hands a changed node to the shared generator (in the postmaster; see shmem.hpp).
 static void assign_node(int newval, void *) {
 	publish_node(newval);
@@ -135,13 +143,15 @@ static void assign_node(int newval, void *) {
 
 } // extern "C"
 
-// Defines the settings any process may define: the reloadable ones.
+// Defines the settings any process may define: the reloadable ones. The nodes' range is the
+// layout's (defined first when preloading; twitter's 0..1023 otherwise), -1 meaning unset.
 void define_reloadable_settings() {
 	DefineCustomIntVariable(kNode, "Sets the node ID that this server writes into every snowflake ID.",
 	                        "From 0 to the layout's last node (1023 on twitter), unique among all servers that "
 	                        "generate IDs together; -1 (the default) means unset, and snowflake_nextval() then "
 	                        "refuses to run.",
-	                        &node_setting, -1, -1, kMaxNodeSetting, PGC_SIGHUP, 0, check_node, assign_node, nullptr);
+	                        &node_setting, -1, -1, layout_setting.layout.max_node(), PGC_SIGHUP, 0, nullptr,
+	                        assign_node, nullptr);
 	DefineCustomIntVariable(kMaxClockDrift,
 	                        "Sets how far the system clock may fall behind the last issued ID before "
 	                        "snowflake_nextval() raises an error.",
@@ -151,8 +161,8 @@ void define_reloadable_settings() {
 	DefineCustomIntVariable(kBackfillNode, "Sets the node ID reserved for backfilled IDs (snowflake_backfill_id()).",
 	                        "From 0 to the layout's last node (1023 on twitter), the same on every server and used "
 	                        "by none of them as snowflake.node; -1 (the default) means no backfill.",
-	                        &backfill_node_setting, -1, -1, kMaxNodeSetting, PGC_SIGHUP, 0, check_node, nullptr,
-	                        nullptr);
+	                        &backfill_node_setting, -1, -1, layout_setting.layout.max_node(), PGC_SIGHUP, 0, nullptr,
+	                        nullptr, nullptr);
 	DefineCustomEnumVariable(kClockPolicy,
 	                         "Sets what snowflake_nextval() does while the clock is behind the last issued ID.",
 	                         "borrow keeps issuing from the last issued millisecond onwards; wait sleeps until the "
@@ -240,6 +250,88 @@ void enforce_configured_values() {
 			                        ERROR, false);
 }
 
+// A line such as "snowflake.nod = 3" would leave the server without the node it was meant to have
+// (reserving the prefix only warns and removes it): stops the start instead, naming the line.
+// Call after defining every setting, so that any snowflake.* placeholder left is unknown.
+void refuse_unknown_settings() {
+	int count = 0;
+	config_generic **settings = snowflake_guc_variables(count);
+	for (int i = 0; i < count; ++i) {
+		const config_generic &setting = *settings[i];
+		if (!(setting.flags & GUC_CUSTOM_PLACEHOLDER) || strncmp(setting.name, "snowflake.", 10) != 0)
+			continue;
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+		                errmsg("unrecognized configuration parameter \"%s\"", setting.name),
+		                setting.sourcefile != nullptr
+		                    ? errdetail("It is set in \"%s\", line %d, but snowflake has no such setting.",
+		                                setting.sourcefile, setting.sourceline)
+		                    : errdetail("It is set on the command line, but snowflake has no such setting."),
+		                errhint("Correct or remove it. snowflake's settings are snowflake.node, snowflake.layout, "
+		                        "snowflake.epoch, snowflake.max_clock_drift, snowflake.clock_policy, "
+		                        "snowflake.backfill_node and snowflake.fault_injection.")));
+	}
+}
+
+// Logs, once per server start, the settings every ID of this run is made with.
+void log_settings_in_effect() {
+	char spec[64];
+	format_layout(layout_setting.layout, spec);
+	char node[16] = "unset";
+	if (node_setting >= 0)
+		snprintf(node, sizeof(node), "%d", node_setting);
+	ereport(LOG, (errmsg("snowflake: node %s, layout %s (%s), epoch %lld (%s), max_clock_drift %d ms, clock_policy %s",
+	                     node, layout_setting.name, spec, static_cast<long long>(epoch_ms),
+	                     timestamptz_to_str(unix_ms_to_timestamptz(epoch_ms)), max_clock_drift_ms,
+	                     clock_policy_options[clock_policy_setting].name)));
+}
+
+#if SNOWFLAKE_UTILITY_HOOK
+ProcessUtility_hook_type prev_process_utility = nullptr;
+
+// SET, SET LOCAL or RESET of a snowflake setting: the same ERROR PostgreSQL raises, plus where to set it.
+void refuse_session_change(const VariableSetStmt &stmt) {
+	if (stmt.name == nullptr || stmt.kind == VAR_SET_MULTI || strncmp(stmt.name, "snowflake.", 10) != 0)
+		return;
+	for (const char *name : kSettings) {
+		if (strcmp(stmt.name, name) != 0)
+			continue;
+		if (name == kLayout || name == kEpoch || name == kFaultInjection)
+			ereport(ERROR, (errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
+			                errmsg("parameter \"%s\" cannot be changed without restarting the server", name),
+			                errhint("Set it in postgresql.conf (or with ALTER SYSTEM SET %s = ...) and restart the "
+			                        "server; it holds for every session.",
+			                        name)));
+		ereport(ERROR, (errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
+		                errmsg("parameter \"%s\" cannot be changed now", name),
+		                errhint("Set it in postgresql.conf (or with ALTER SYSTEM SET %s = ...) and reload the "
+		                        "configuration with SELECT pg_reload_conf(); it holds for every session.",
+		                        name)));
+	}
+}
+
+extern "C" {
+// ProcessUtility_hook: refuses SET of a snowflake setting with a hint, then chains.
+static void snowflake_process_utility(PlannedStmt *pstmt, const char *query, bool read_only_tree,
+                                      ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *env,
+                                      DestReceiver *dest, QueryCompletion *qc) {
+	if (IsA(pstmt->utilityStmt, VariableSetStmt))
+		refuse_session_change(*castNode(VariableSetStmt, pstmt->utilityStmt));
+	if (prev_process_utility != nullptr)
+		prev_process_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+}
+} // extern "C"
+#endif
+
+// Installs the hook that gives SET of a snowflake setting its hint.
+void install_utility_hook() {
+#if SNOWFLAKE_UTILITY_HOOK
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = snowflake_process_utility;
+#endif
+}
+
 } // namespace
 } // namespace snowflake
 
@@ -253,8 +345,11 @@ void _PG_init(void) {
 	snowflake::note_configured_values();
 	snowflake::define_startup_settings();
 	snowflake::define_reloadable_settings();
+	snowflake::refuse_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
 	snowflake::enforce_configured_values();
 	snowflake::check_epoch_suits_layout();
+	snowflake::log_settings_in_effect();
 	snowflake::install_shmem_hooks();
+	snowflake::install_utility_hook();
 }

@@ -11,6 +11,7 @@ extern "C" {
 #include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type_d.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "utils/lsyscache.h"
@@ -159,9 +160,14 @@ Node *simplify_between(const FuncExpr &call) {
 		return nullptr;
 	Node *id = static_cast<Node *>(linitial(call.args));
 	Node *range = static_cast<Node *>(lsecond(call.args));
-	// The rewrite mentions id twice: only a stable expression (a column, say) may be copied.
-	if (contain_volatile_functions(id))
+	// The rewrite mentions id and the range twice: only stable expressions (a column, a parameter,
+	// now()) may be copied; a volatile one (clock_timestamp()) would be evaluated twice.
+	if (contain_volatile_functions(id) || contain_volatile_functions(range))
 		return nullptr;
+	// A snowflake-typed id compares with bigint's operators (and its indexes) through the binary cast.
+	if (exprType(id) != INT8OID)
+		id = reinterpret_cast<Node *>(makeRelabelType(reinterpret_cast<Expr *>(id), INT8OID, -1, InvalidOid,
+		                                              COERCE_IMPLICIT_CAST));
 	Expr *first, *last;
 	if (IsA(range, Const)) {
 		const Const *constant = castNode(Const, range);

@@ -10,3 +10,20 @@
 
 -- snowflake_convert_column() also takes over pgEdge snowflake's snowflake.nextval() defaults.
 -- @include src/sql/convert.sql
+
+-- snowflake_node_origins() no longer depends on the caller's search_path.
+-- @include src/sql/many_servers.sql
+
+-- The snowflake type gets an exact <@ (untyped range literals were ambiguous on it).
+CREATE FUNCTION snowflake_between(id snowflake, r tstzrange) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_between'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_between_support;
+
+COMMENT ON FUNCTION snowflake_between(snowflake, tstzrange) IS
+'Returns whether the time of snowflake ID id lies in r. Uses the index on id: the planner rewrites it as an ID range.';
+
+CREATE OPERATOR <@ (LEFTARG = snowflake, RIGHTARG = tstzrange, FUNCTION = snowflake_between);
+
+COMMENT ON OPERATOR <@ (snowflake, tstzrange) IS
+'Is the time of the snowflake ID on the left in the range on the right? Same as snowflake_between().';

@@ -35,8 +35,8 @@ TEST(Layouts, NonsenseStopsTheServerFromStarting) {
 	    {{"snowflake.layout = 'time=28,unit=1s,node=22,seq=13'"},
 	     "snowflake.epoch 1288834974657 does not suit snowflake.layout \"custom\""},
 	    {{"snowflake.layout = 'sonyflake'", "snowflake.epoch = 9999999999999"}, "must not be in the future"},
-	    {{"snowflake.layout = 'js53'", "snowflake.node = 32"}, "nodes run from 0 to 31"},
-	    {{"snowflake.layout = 'js53'", "snowflake.backfill_node = 40"}, "nodes run from 0 to 31"},
+	    {{"snowflake.layout = 'js53'", "snowflake.node = 32"}, "parameter \"snowflake.node\" (-1 .. 31)"},
+	    {{"snowflake.layout = 'js53'", "snowflake.backfill_node = 40"}, "parameter \"snowflake.backfill_node\" (-1 .. 31)"},
 	};
 	for (const auto &[lines, message] : cases) {
 		std::vector<std::string> conf = {kPreload};

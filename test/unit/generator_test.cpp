@@ -560,5 +560,72 @@ TEST(Property, RandomClockWalkNeverRepeatsOrDecreases) {
 	}
 }
 
+// --- Waiting for the clock: short waits sleep, then spin the last kClockSpinUs; long ones sleep on the latch.
+
+TEST(ClockWait, NothingToWaitForMeansNoSleepAndNoSpin) {
+	for (int64_t remaining : {int64_t{0}, int64_t{-1}, int64_t{-5000}}) {
+		const ClockWait plan = plan_clock_wait(remaining);
+		EXPECT_FALSE(plan.on_latch);
+		EXPECT_EQ(plan.sleep_us, 0);
+		EXPECT_EQ(plan.spin_us, 0);
+	}
+}
+
+TEST(ClockWait, TheRestOfAMillisecondSleepsThenSpinsToTheTick) {
+	// At the ceiling a backend fills a tick in about 0.5 ms and waits out the rest.
+	const ClockWait plan = plan_clock_wait(600);
+	EXPECT_FALSE(plan.on_latch);
+	EXPECT_EQ(plan.sleep_us, 600 - kClockSpinUs);
+	EXPECT_EQ(plan.spin_us, kClockSpinUs);
+	EXPECT_EQ(plan.sleep_us + plan.spin_us, 600); // waits exactly to the tick, never past it by plan
+}
+
+TEST(ClockWait, AWaitShorterThanTheSpinIsAllSpin) {
+	const ClockWait plan = plan_clock_wait(kClockSpinUs / 2);
+	EXPECT_FALSE(plan.on_latch);
+	EXPECT_EQ(plan.sleep_us, 0);
+	EXPECT_EQ(plan.spin_us, kClockSpinUs / 2);
+}
+
+TEST(ClockWait, LongWaitsSleepOnTheLatchWithoutSpinning) {
+	for (int64_t remaining : {kLongClockWaitUs, int64_t{999999}}) {
+		const ClockWait plan = plan_clock_wait(remaining);
+		EXPECT_TRUE(plan.on_latch);
+		EXPECT_EQ(plan.sleep_us, remaining);
+		EXPECT_EQ(plan.spin_us, 0);
+	}
+	EXPECT_FALSE(plan_clock_wait(kLongClockWaitUs - 1).on_latch);
+}
+
+// Drives the generator through a few ticks at its ceiling with an injected clock that advances
+// exactly as the wait plan says: every Wait lands on the next tick, so no tick is skipped and
+// each holds max_seq + 1 IDs.
+TEST(ClockWait, WaitingAsPlannedFillsEveryTickAtTheCeiling) {
+	GeneratorState state = fresh();
+	const Policy policy = wait();
+	int64_t now_us = kT0 * 1000 + 400; // 0.4 ms into a tick
+	int64_t issued = 0, waits = 0;
+	const int64_t first_tick = now_us / 1000;
+	while (now_us / 1000 < first_tick + 3) {
+		Step step = state.next(now_us / 1000, 1, policy);
+		if (step.status == Status::Reserve) {
+			state.reserved(step.reserve_tick);
+			continue;
+		}
+		if (step.status == Status::Wait) {
+			const int64_t tick_start_us = (now_us / 1000 + step.wait_ticks) * 1000;
+			const ClockWait plan = plan_clock_wait(tick_start_us - now_us);
+			now_us += plan.sleep_us + plan.spin_us;
+			EXPECT_EQ(now_us, tick_start_us);
+			++waits;
+			continue;
+		}
+		ASSERT_EQ(step.status, Status::Issued);
+		++issued; // issuing takes no time on this clock
+	}
+	EXPECT_EQ(waits, 3);
+	EXPECT_EQ(issued, 3 * (kTwitter.max_seq() + 1));
+}
+
 } // namespace
 } // namespace snowflake

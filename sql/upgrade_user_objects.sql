@@ -1,0 +1,33 @@
+-- An upgrade keeps the user's objects: a view on snowflake_stats() and a
+-- custom grant on it survive ALTER EXTENSION ... UPDATE from 0.2.0 to the
+-- current version. (The released 0.1.0 -> 0.2.0 step recreated
+-- snowflake_stats() and so refuses while such a view exists: shown first.)
+CREATE DATABASE snowflake_user_objects;
+\c snowflake_user_objects
+CREATE ROLE snowflake_dashboard;
+CREATE EXTENSION snowflake VERSION '0.1.0';
+CREATE VIEW generator AS SELECT node, state, ids_issued FROM snowflake_stats();
+\set VERBOSITY sqlstate
+ALTER EXTENSION snowflake UPDATE TO '0.2.0';
+\set VERBOSITY terse
+DROP VIEW generator;
+ALTER EXTENSION snowflake UPDATE TO '0.2.0';
+
+CREATE VIEW generator AS SELECT node, state, ids_issued FROM snowflake_stats();
+GRANT EXECUTE ON FUNCTION snowflake_stats() TO snowflake_dashboard;
+GRANT SELECT ON generator TO snowflake_dashboard;
+CREATE TABLE typed (id snowflake PRIMARY KEY DEFAULT snowflake_nextval());
+CREATE VIEW recent AS SELECT id FROM typed WHERE id::bigint <@ tstzrange(now() - interval '1 day', NULL);
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT has_function_privilege('snowflake_dashboard', 'snowflake_stats()', 'EXECUTE') AS dashboard_may_execute,
+       has_function_privilege('public', 'snowflake_stats()', 'EXECUTE') AS public_may_execute;
+SET ROLE snowflake_dashboard;
+SELECT node, state FROM generator;
+RESET ROLE;
+INSERT INTO typed DEFAULT VALUES;
+SELECT count(*) AS recent FROM recent;
+
+\c contrib_regression
+DROP DATABASE snowflake_user_objects;
+DROP ROLE snowflake_dashboard;
