@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LEFT_OUT = (".ci/", "debian/", ".gitattributes", "test/package.sh", "test/dist/")
 # Paths a PGXN user needs to build, install and test.
 NEEDED = ("Makefile", "snowflake.control", "META.json", "README.md", "CHANGELOG.md", "LICENSE", "CONTRIBUTING.md",
-          "snowflake--0.1.0.sql", "src/sql/generator.sql", "docs/settings.md", "test/regress/main.schedule")
+          "snowflake--0.1.0.sql", "src/sql/generator.sql", "test/regress/main.schedule")
 
 
 def meta_problems(meta, files, version):
@@ -94,7 +94,9 @@ def main(zip_path, version):
         for path in sorted(files):
             if path.startswith(LEFT_OUT):
                 failures.append("release-only file in the zip: " + path)
-        for path in NEEDED:
+        # Every page of docs/ in the checkout (README links them all) ships too.
+        docs = sorted("docs/" + f for f in os.listdir(os.path.join(HERE, "..", "..", "docs")) if f.endswith(".md"))
+        for path in NEEDED + tuple(docs):
             if path not in files:
                 failures.append("missing from the zip: " + path)
         if "snowflake.control" not in files or "META.json" not in files:

@@ -10,14 +10,16 @@ here carries, on the line before its fence, `<!-- not run: why; what covers
 it -->` and is counted, not run. A block meant to fail carries
 `<!-- expect error SQLSTATE -->` and must fail with exactly that SQLSTATE.
 Run as the postgres system user (PostgreSQL refuses root):
-    run_docs.py --pg-bin DIR --work DIR [FILE.md ...]
+    run_docs.py --pg-bin DIR --work DIR [--show] [FILE.md ...]
 It prints one line per failing block (file:line, the error) and ends with
-"N passed, N failed" over the blocks run, plus how many were not run.
+"N run, M not run" and "N passed, N failed"; --show also prints what each
+block printed, to read the results against the prose.
 """
 import argparse
 import glob
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -75,6 +77,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pg-bin", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--show", action="store_true", help="print each block's output")
     parser.add_argument("files", nargs="*")
     opts = parser.parse_args()
     files = opts.files or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
@@ -93,13 +96,20 @@ def main():
         print(f"the docs server did not start; log: {log}")
         return 1
     passed = failed = skipped = 0
+    # A TERM (a timeout, a stopped CI job) still reaches the finally below, which stops the server.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     try:
         for n, path in enumerate(files):
             rel = os.path.relpath(path, ROOT)
             db = f"docs_{n}"
             code, out = psql([], opts.pg_bin, sock, "postgres",
                              f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db};")
-            psql([], opts.pg_bin, sock, db, "CREATE EXTENSION snowflake;")
+            if code == 0:
+                code, out = psql([], opts.pg_bin, sock, db, "CREATE EXTENSION snowflake;")
+            if code != 0:
+                print(f"FAILED {rel}: could not make its database: {out.strip()}")
+                failed += 1
+                continue
             for block in blocks_of(path):
                 if block.not_run:
                     skipped += 1
@@ -113,6 +123,8 @@ def main():
                 else:
                     ok = code == 0
                     why = out.strip()[-400:]
+                if opts.show:
+                    print(f"--- {rel}:{block.line}\n{out.rstrip()}")
                 if ok:
                     passed += 1
                 else:
@@ -120,7 +132,7 @@ def main():
                     print(f"FAILED {rel}:{block.line}: {why}")
     finally:
         subprocess.run(ctl + ["-m", "fast", "stop"], stdout=subprocess.DEVNULL)
-    print(f"docs: {passed + failed} SQL blocks run, {skipped} marked not run")
+    print(f"docs: {passed + failed} run, {skipped} not run")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1
 
