@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$ROOT/build
 # The PostgreSQL majors snowflake builds and is tested on (the matrix covers those the host lacks).
-SUPPORTED_MAJORS="15 16 17 18"
+SUPPORTED_MAJORS="15 16 17 18 19"
 
 # Prints a message and stops.
 die() {
@@ -120,6 +120,14 @@ ensure_server_packages() {
         "(apt-cache search --names-only '^postgresql-[0-9]+\$'), or add the PGDG repository (apt.postgresql.org)"
   fi
   ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" "$@"
+}
+
+# Copies the working tree (tracked and untracked files, minus ignored ones) to directory $1, made anew.
+copy_worktree() {
+  rm -rf "$1" && mkdir -p "$1" && chmod 755 "$1" &&
+    (cd "$ROOT" && git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
+      [ ! -e "$f" ] || printf '%s\0' "$f" # a tracked file deleted in the tree is not copied
+    done | tar --null -T - -cf -) | tar -xf - -C "$1"
 }
 
 # Runs a command as the postgres system user, from the checkout.

@@ -128,10 +128,26 @@ fi
 suite node-file bash "$ROOT/test/servers/node_file.sh"
 # HA failover with Patroni and etcd (Debian 12's packages; on the host only).
 on_host && suite patroni bash "$ROOT/test/servers/patroni.sh"
+# The run command as a user who is not root, in a copy of the tree that user owns: sudo only
+# for make install (and apt-get), the build and the demo server as that user.
+demo_nonroot() {
+  local user=snowflake-demo home
+  ensure_packages sudo
+  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+  home=$(getent passwd "$user" | cut -d: -f6)
+  # Packages are installed already, so make is all the demo asks sudo for here.
+  echo "$user ALL=(root) NOPASSWD: /usr/bin/make, /usr/bin/apt-get" >/etc/sudoers.d/snowflake-demo
+  chmod 440 /etc/sudoers.d/snowflake-demo
+  copy_worktree "$home/snowflake" && chown -R "$user:" "$home/snowflake" &&
+    runuser -u "$user" -- bash "$home/snowflake/test/demo_check.sh" "$home/snowflake" 56620 56621
+}
+on_host && suite demo-nonroot demo_nonroot
 # The same suites on PostgreSQL 17, 18 and 19, each in its Debian chroot (test/matrix.sh);
 # not from inside a chroot, where this script is what the matrix runs.
 if on_host; then
   suite matrix-pg17 bash "$ROOT/test/matrix.sh" pg17
+  # The run command in the PostgreSQL 17 chroot, picking that major by itself.
+  suite demo-pg17 bash "$ROOT/test/matrix.sh" pg17 --demo
   suite matrix-pg18 bash "$ROOT/test/matrix.sh" pg18
   suite matrix-pg19 bash "$ROOT/test/matrix.sh" pg19
 fi

@@ -10,7 +10,8 @@
 # chroot and runs scripts/test.sh there: build with -Werror, install, then the
 # unit, regress, libpqxx and quick benchmark suites as postgres. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
-# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench]
+# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]
+# --demo runs the run command (scripts/demo.sh) in the chroot instead, as a newcomer would.
 # --bench runs the full benchmark suite (test/bench/bench.sh) in the chroot
 # instead of the tests, and copies its results to build/matrix/<target>/.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -32,12 +33,13 @@ chroot_packages() {
 case "${1:-all}" in
   pg17 | pg18 | pg19) TARGETS=("$1") ;;
   all) TARGETS=(pg17 pg18 pg19) ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench]" ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]" ;;
 esac
 case "${2:-}" in
   "") WHAT=suites ;;
   --bench) WHAT=bench ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench]" ;;
+  --demo) WHAT=demo ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]" ;;
 esac
 require_root
 command -v git >/dev/null && git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
@@ -138,18 +140,20 @@ provision() {
   echo "$want" >"$dir/.snowflake-matrix"
 }
 
-# Copies the working tree (tracked and untracked, minus ignored files) to /srv/snowflake in chroot $1.
+# Copies the working tree to /srv/snowflake in chroot $1.
 copy_tree() {
-  local dest=$1/srv/snowflake
-  rm -rf "$dest" && mkdir -p "$dest" && chmod 755 "$1/srv" "$dest" &&
-    (cd "$ROOT" && git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
-      [ ! -e "$f" ] || printf '%s\0' "$f" # a tracked file deleted in the tree is not copied
-    done | tar --null -T - -cf -) | tar -xf - -C "$dest"
+  mkdir -p "$1/srv" && chmod 755 "$1/srv" && copy_worktree "$1/srv/snowflake"
 }
 
 # The test command inside chroot $1 against PostgreSQL $2, without the matrix itself.
 run_suites() {
   in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 bash /srv/snowflake/scripts/test.sh
+}
+
+# The run command inside chroot $1 as a newcomer runs it: no PG_MAJOR, so it picks the chroot's
+# PostgreSQL ($2) itself (test/demo_check.sh checks the rows, a port change and the stop).
+run_demo() {
+  in_chroot "$1" bash /srv/snowflake/test/demo_check.sh /srv/snowflake 56630 56631
 }
 
 # The full benchmarks inside chroot $1 against PostgreSQL $2; their results go to build/matrix/pg$2.
@@ -173,6 +177,8 @@ run_target() {
     step "copy the working tree" copy_tree "$dir" &&
     if [ "$WHAT" = bench ]; then
       step "benchmarks on PostgreSQL $major" run_bench "$dir" "$major"
+    elif [ "$WHAT" = demo ]; then
+      step "the run command on PostgreSQL $major" run_demo "$dir" "$major"
     else
       step "test suites on PostgreSQL $major" run_suites "$dir" "$major"
     fi
