@@ -112,6 +112,8 @@ integration() {
     && as_postgres make -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" integrationcheck
 }
 suite integration integration
+# Real client libraries (psycopg 3, SQLAlchemy on psycopg2, node-postgres) against a preloaded server.
+on_host && suite clients bash "$ROOT/test/clients/run.sh"
 # Benchmarks in quick mode, so they keep working; they assert nothing about speed.
 bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick
