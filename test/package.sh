@@ -18,18 +18,10 @@ DEB=$WORK/${PACKAGE}_${VERSION}_$(dpkg --print-architecture).deb
 LIBDIR=$($PG_CONFIG --pkglibdir)
 EXTDIR=$($PG_CONFIG --sharedir)/extension
 
-# Copies the tracked and untracked (not ignored) files of the checkout, as they are now, to $1.
-copy_tree() {
-  mkdir -p "$1"
-  (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard |
-    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-    tar --null -T - -cf -) | tar -xf - -C "$1"
-}
-
 # Builds the package from a scratch copy; the .deb lands in $WORK.
 build_package() {
   rm -rf "$WORK"
-  copy_tree "$WORK/snowflake-$VERSION"
+  copy_worktree "$WORK/snowflake-$VERSION"
   echo "dpkg-buildpackage -us -uc (log: $WORK/build.log)"
   (cd "$WORK/snowflake-$VERSION" && dpkg-buildpackage -us -uc >"$WORK/build.log" 2>&1) ||
     { tail -40 "$WORK/build.log"; die "dpkg-buildpackage failed"; }
