@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The monitoring recipe (docs/monitoring.md), run by test/clients/run.sh against its server
+# (PGHOST/PGPORT): Debian's prometheus-postgres-exporter with docs/monitoring/postgres-exporter.yml,
+# connecting as a pg_monitor role, scraped on 127.0.0.1:$EXPORTER_PORT. Asserts the snowflake
+# series, the 0/1 gauge in both states, leads never negative, and that every series the
+# alert rules (docs/monitoring/alerts.yml) use is scraped. Stops the exporter by PID.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+DOCS=$HERE/../../docs/monitoring
+EXPORTER_PORT=${EXPORTER_PORT:-56301}
+psql_() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+
+psql_ -c "DROP ROLE IF EXISTS snowflake_exporter" -c "CREATE ROLE snowflake_exporter LOGIN IN ROLE pg_monitor"
+psql_ -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)" >/dev/null
+
+DATA_SOURCE_NAME="postgresql://snowflake_exporter@$PGHOST:$PGPORT/postgres?sslmode=disable" \
+  prometheus-postgres-exporter --web.listen-address="127.0.0.1:$EXPORTER_PORT" \
+  --extend.query-path="$DOCS/postgres-exporter.yml" >"${TMPDIR:-/tmp}/snowflake-exporter.log" 2>&1 &
+exporter=$!
+trap 'kill "$exporter" 2>/dev/null || true' EXIT
+
+# The snowflake lines of one scrape; waits (up to 20 s) for the exporter to answer with them.
+scrape() {
+  local out
+  for _ in $(seq 1 200); do
+    out=$(curl -fsS "http://127.0.0.1:$EXPORTER_PORT/metrics" 2>/dev/null | grep '^snowflake_' || true)
+    [ -n "$out" ] && { echo "$out"; return 0; }
+    kill -0 "$exporter" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "FAIL: no snowflake series scraped; exporter log:" >&2
+  tail -20 "${TMPDIR:-/tmp}/snowflake-exporter.log" >&2
+  return 1
+}
+
+# The value of series $1 in scrape $2 (the first line of that name).
+value() { awk -v m="$1" '$1 ~ "^"m"([{]|$)" { print $NF; exit }' <<<"$2"; }
+
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+
+ok=$(scrape)
+echo "$ok" | head -n 20
+line=$(grep '^snowflake_can_issue{' <<<"$ok" || true)
+check "can_issue is 1, labelled state ok, node 7, layout twitter" \
+  '[ "${line##* }" = 1 ] && [[ $line == *state=\"ok\"* && $line == *node=\"7\"* && $line == *layout_name=\"twitter\"* ]]'
+check "ids_issued counts the 1,000 IDs" '[ "$(printf "%.0f" "$(value snowflake_ids_issued "$ok")")" -ge 1000 ]'
+check "leads are never negative" \
+  'awk "\$1 ~ /^snowflake_(ids_ahead|reservation_lead)_seconds/ && \$NF < 0 { bad = 1 } END { exit bad }" <<<"$ok"'
+check "runs_out_seconds is decades away" '[ "$(printf "%.0f" "$(value snowflake_runs_out_seconds "$ok")")" -gt 1000000000 ]'
+
+# A reason to refuse (this node reserved for backfill): the gauge drops to 0 and the label says why.
+psql_ -c "ALTER SYSTEM SET snowflake.backfill_node = 7" -c "SELECT pg_reload_conf()" >/dev/null
+for _ in $(seq 1 50); do
+  blocked=$(scrape)
+  grep -q 'state="node reserved"' <<<"$blocked" && break
+  sleep 0.2
+done
+psql_ -c "ALTER SYSTEM RESET snowflake.backfill_node" -c "SELECT pg_reload_conf()" >/dev/null
+check "can_issue is 0 with state \"node reserved\"" \
+  'grep -Eq "^snowflake_can_issue\{[^}]*state=\"node reserved\"[^}]*\} 0$" <<<"$blocked"'
+
+# Every series the alert rules use is one the exporter serves.
+rules=$(/usr/bin/python3 -c '
+import re, sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+for rule in doc["groups"][0]["rules"]:
+    print(rule["alert"], " ".join(sorted(set(re.findall(r"snowflake_[a-z_]+", rule["expr"])))))
+' "$DOCS/alerts.yml")
+while read -r alert series; do
+  for s in $series; do
+    check "alert $alert uses a scraped series ($s)" 'grep -q "^$s[{ ]" <<<"$ok"'
+  done
+done <<<"$rules"
+exit $fail
