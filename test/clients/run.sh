@@ -3,7 +3,7 @@
 # SQLAlchemy, JavaScript node-postgres) against a temporary PostgreSQL server
 # with the installed extension preloaded, proving every recipe docs/clients.md
 # publishes and showing each trap it warns about.
-# Usage (as root): bash test/clients/run.sh [python] [js] [exporter]   (no argument: all)
+# Usage (as root): bash test/clients/run.sh [python] [js] [exporter] [pgbouncer]   (no argument: all)
 # The server lives under build/clients, listens on 127.0.0.1:$CLIENTS_PORT
 # (56300 by default) and is stopped by PID when the script exits.
 source "$(dirname "$0")/../../scripts/lib.sh"
@@ -12,7 +12,7 @@ PORT=${CLIENTS_PORT:-56300}
 DATA=$BUILD/clients/data
 HERE=$ROOT/test/clients
 ECOSYSTEMS=("$@")
-[ ${#ECOSYSTEMS[@]} -eq 0 ] && ECOSYSTEMS=(python js exporter)
+[ ${#ECOSYSTEMS[@]} -eq 0 ] && ECOSYSTEMS=(python js exporter pgbouncer)
 
 require_root
 require_readable_tree
@@ -27,7 +27,8 @@ install_clients() {
         command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
         (cd "$HERE/js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ;;
       exporter) ensure_packages prometheus-postgres-exporter curl python3-yaml ;;
-      *) die "unknown ecosystem '$eco' (choose from: python js exporter)" ;;
+      pgbouncer) ensure_packages pgbouncer ;;
+      *) die "unknown ecosystem '$eco' (choose from: python js exporter pgbouncer)" ;;
     esac
   done
 }
@@ -70,6 +71,7 @@ for eco in "${ECOSYSTEMS[@]}"; do
     python) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python" || status=1 ;;
     js) (cd "$HERE/js" && node --test --test-concurrency=1 ./*.test.mjs) || status=1 ;;
     exporter) bash "$HERE/exporter.sh" || status=1 ;;
+    pgbouncer) CLIENTS_DIR=$BUILD/clients PG_BIN=$PG_BIN bash "$HERE/pgbouncer.sh" || status=1 ;;
   esac
 done
 exit $status
