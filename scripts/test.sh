@@ -52,7 +52,7 @@ suite() {
 check_symbols() {
   local symbols missing=0 sym
   symbols=$(nm -D --defined-only "$ROOT/snowflake.so" | awk '{print $3}')
-  for sym in Pg_magic_func _PG_init snowflake_nextval snowflake_timestamp snowflake_parse snowflake_inject_clock_offset snowflake_stats \
+  for sym in Pg_magic_func _PG_init snowflake_nextval snowflake_lastval snowflake_timestamp snowflake_parse snowflake_inject_clock_offset snowflake_stats \
     snowflake_min_id snowflake_max_id snowflake_id_range snowflake_between snowflake_between_support snowflake_backfill_id \
     snowflake_to_base32 snowflake_to_base62 snowflake_to_hex snowflake_from_base32 snowflake_from_base62 snowflake_from_hex \
     snowflake_timestamp_layout snowflake_parse_layout snowflake_layout snowflake_nextval_block \

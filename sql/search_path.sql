@@ -14,7 +14,7 @@ SET search_path = pg_catalog;
 
 BEGIN;
 INSERT INTO public.items (typed) SELECT ext.snowflake_nextval() FROM generate_series(1, 3);
-SELECT lower(ext.snowflake_nextval_block(4)) > 0 AS block;
+SELECT lower(ext.snowflake_nextval_block(4)) > 0 AS block, ext.snowflake_lastval() > 0 AS lastval;
 SELECT node, state FROM ext.snowflake_stats();
 SELECT ext.snowflake_inject_clock_offset(0);
 SELECT ext.snowflake_timestamp(910499571847892992) AS ts;

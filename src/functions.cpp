@@ -157,12 +157,16 @@ int64_t decode_arg(FunctionCallInfo fcinfo, Encoding e) {
 	return 0;
 }
 
+// The last ID snowflake_nextval() returned in this backend; -1 before the first.
+int64_t last_issued_here = -1;
+
 } // namespace
 } // namespace snowflake
 
 extern "C" {
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
+PG_FUNCTION_INFO_V1(snowflake_lastval);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
@@ -189,7 +193,20 @@ PG_FUNCTION_INFO_V1(snowflake_from_hex);
 // snowflake_nextval() → bigint: a new ID, above every ID this server issued since start.
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
 	(void)fcinfo;
-	PG_RETURN_INT64(snowflake::next_id());
+	snowflake::last_issued_here = snowflake::next_id();
+	PG_RETURN_INT64(snowflake::last_issued_here);
+}
+
+// snowflake_lastval() → bigint: the ID snowflake_nextval() last returned in this session, as lastval()
+// does for sequences; 55000 before the first.
+Datum snowflake_lastval(PG_FUNCTION_ARGS) {
+	(void)fcinfo;
+	if (snowflake::last_issued_here < 0)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake_lastval is not yet defined in this session"),
+		                errhint("Call snowflake_nextval() (or insert a row whose default calls it) first, or read "
+		                        "the new ID with INSERT ... RETURNING.")));
+	PG_RETURN_INT64(snowflake::last_issued_here);
 }
 
 // snowflake_timestamp(id bigint) → timestamptz: when id was issued, to the tick, in the active layout.

@@ -7,6 +7,13 @@ LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_nextval() IS
 'Returns a new snowflake ID: unique on this server and greater than every ID it issued before. Needs shared_preload_libraries and snowflake.node.';
 
+CREATE FUNCTION snowflake_lastval() RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_lastval'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowflake_lastval() IS
+'Returns the ID snowflake_nextval() last returned in this session (a column default included), like lastval() for sequences; an error before the first.';
+
 CREATE FUNCTION snowflake_nextval_block(n integer) RETURNS int8range
 AS 'MODULE_PATHNAME', 'snowflake_nextval_block'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

@@ -27,3 +27,11 @@ CREATE OPERATOR <@ (LEFTARG = snowflake, RIGHTARG = tstzrange, FUNCTION = snowfl
 
 COMMENT ON OPERATOR <@ (snowflake, tstzrange) IS
 'Is the time of the snowflake ID on the left in the range on the right? Same as snowflake_between().';
+
+-- This session's last ID, for clients that ask for it after an INSERT (PHP PDO, ORMs).
+CREATE FUNCTION snowflake_lastval() RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_lastval'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowflake_lastval() IS
+'Returns the ID snowflake_nextval() last returned in this session (a column default included), like lastval() for sequences; an error before the first.';

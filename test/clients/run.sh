@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The clients suite: runs real client libraries (Python psycopg 3, psycopg2 +
-# SQLAlchemy, JavaScript node-postgres) against a temporary PostgreSQL server
-# with the installed extension preloaded, proving every recipe docs/clients.md
-# publishes and showing each trap it warns about.
-# Usage (as root): bash test/clients/run.sh [python] [js] [exporter] [pgbouncer]   (no argument: all)
+# The clients suite: runs real clients (Python psycopg 3, psycopg2 +
+# SQLAlchemy, JavaScript node-postgres, PHP PDO, pgbouncer, and
+# prometheus-postgres-exporter) against a temporary PostgreSQL server with the
+# installed extension preloaded, proving every recipe docs/clients.md and
+# docs/monitoring.md publish and showing each trap they warn about.
+# Usage (as root): bash test/clients/run.sh [python] [js] [exporter] [pgbouncer] [php]   (no argument: all)
 # The server lives under build/clients, listens on 127.0.0.1:$CLIENTS_PORT
 # (56300 by default) and is stopped by PID when the script exits.
 source "$(dirname "$0")/../../scripts/lib.sh"
@@ -12,7 +13,7 @@ PORT=${CLIENTS_PORT:-56300}
 DATA=$BUILD/clients/data
 HERE=$ROOT/test/clients
 ECOSYSTEMS=("$@")
-[ ${#ECOSYSTEMS[@]} -eq 0 ] && ECOSYSTEMS=(python js exporter pgbouncer)
+[ ${#ECOSYSTEMS[@]} -eq 0 ] && ECOSYSTEMS=(python js php exporter pgbouncer)
 
 require_root
 require_readable_tree
@@ -28,7 +29,8 @@ install_clients() {
         (cd "$HERE/js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ;;
       exporter) ensure_packages prometheus-postgres-exporter curl python3-yaml ;;
       pgbouncer) ensure_packages pgbouncer ;;
-      *) die "unknown ecosystem '$eco' (choose from: python js exporter pgbouncer)" ;;
+      php) ensure_packages php-cli php-pgsql ;;
+      *) die "unknown ecosystem '$eco' (choose from: python js php exporter pgbouncer)" ;;
     esac
   done
 }
@@ -71,6 +73,7 @@ for eco in "${ECOSYSTEMS[@]}"; do
     python) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python" || status=1 ;;
     js) (cd "$HERE/js" && node --test --test-concurrency=1 ./*.test.mjs) || status=1 ;;
     exporter) bash "$HERE/exporter.sh" || status=1 ;;
+    php) php "$HERE/php/lastval.php" || status=1 ;;
     pgbouncer) CLIENTS_DIR=$BUILD/clients PG_BIN=$PG_BIN bash "$HERE/pgbouncer.sh" || status=1 ;;
   esac
 done
