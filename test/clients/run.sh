@@ -4,7 +4,7 @@
 # prometheus-postgres-exporter) against a temporary PostgreSQL server with the
 # installed extension preloaded, proving every recipe docs/clients.md and
 # docs/monitoring.md publish and showing each trap they warn about.
-# Usage (as root): bash test/clients/run.sh [python] [js] [exporter] [pgbouncer] [php]   (no argument: all)
+# Usage (as root): bash test/clients/run.sh [python] [js] [php] [java] [exporter] [pgbouncer]   (no argument: all)
 # The server lives under build/clients, listens on 127.0.0.1:$CLIENTS_PORT
 # (56300 by default) and is stopped by PID when the script exits.
 source "$(dirname "$0")/../../scripts/lib.sh"
@@ -13,7 +13,7 @@ PORT=${CLIENTS_PORT:-56300}
 DATA=$BUILD/clients/data
 HERE=$ROOT/test/clients
 ECOSYSTEMS=("$@")
-[ ${#ECOSYSTEMS[@]} -eq 0 ] && ECOSYSTEMS=(python js php exporter pgbouncer)
+[ ${#ECOSYSTEMS[@]} -eq 0 ] && ECOSYSTEMS=(python js php java exporter pgbouncer)
 
 require_root
 require_readable_tree
@@ -30,7 +30,8 @@ install_clients() {
       exporter) ensure_packages prometheus-postgres-exporter curl python3-yaml ;;
       pgbouncer) ensure_packages pgbouncer ;;
       php) ensure_packages php-cli php-pgsql ;;
-      *) die "unknown ecosystem '$eco' (choose from: python js php exporter pgbouncer)" ;;
+      java) ensure_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;
+      *) die "unknown ecosystem '$eco' (choose from: python js php java exporter pgbouncer)" ;;
     esac
   done
 }
@@ -63,6 +64,16 @@ stop_server() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 
+# Compiles and runs test/clients/java against Debian's JDBC driver and Hibernate 3.6 jars.
+java_clients() {
+  local jars=/usr/share/java cp
+  cp=$(printf "$jars/%s:" hibernate-core.jar postgresql.jar dom4j.jar antlr.jar commons-collections3.jar slf4j-api.jar \
+    slf4j-nop.jar geronimo-jta-1.2-spec.jar geronimo-jpa_2.0_spec.jar hibernate-commons-annotations.jar)
+  rm -rf "$BUILD/clients/java" && mkdir -p "$BUILD/clients/java" &&
+    javac -d "$BUILD/clients/java" -cp "$cp" "$HERE/java/HibernateBlocks.java" &&
+    java -cp "$BUILD/clients/java:$cp" HibernateBlocks
+}
+
 install_clients
 start_server
 export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres SNOWFLAKE_NODE=7
@@ -74,6 +85,7 @@ for eco in "${ECOSYSTEMS[@]}"; do
     js) (cd "$HERE/js" && node --test --test-concurrency=1 ./*.test.mjs) || status=1 ;;
     exporter) bash "$HERE/exporter.sh" || status=1 ;;
     php) php "$HERE/php/lastval.php" || status=1 ;;
+    java) java_clients || status=1 ;;
     pgbouncer) CLIENTS_DIR=$BUILD/clients PG_BIN=$PG_BIN bash "$HERE/pgbouncer.sh" || status=1 ;;
   esac
 done
