@@ -27,6 +27,7 @@ declare -A CHROOT=([pg17]=trixie [pg18]=sid [pg19]=sid-experimental)
 chroot_packages() {
   echo build-essential libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
     "postgresql-$1" "postgresql-server-dev-$1" \
+    python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest php-cli php-pgsql pgbouncer \
     $([ "$1" -ge 19 ] && echo libcurl4-openssl-dev || echo "postgresql-$1-partman")
 }
 
