@@ -63,6 +63,10 @@ public class HibernateBlocks {
     static long nodeOf(long id) { return (id >> 12) & 1023; }
 
     static SessionFactory factory(String sequence, String optimizer) {
+        return factory(sequence, optimizer, "none");
+    }
+
+    static SessionFactory factory(String sequence, String optimizer, String hbm2ddl) {
         String mapping = "<?xml version='1.0'?><!DOCTYPE hibernate-mapping PUBLIC '-//Hibernate/Hibernate Mapping DTD 3.0//EN'"
             + " 'http://www.hibernate.org/dtd/hibernate-mapping-3.0.dtd'>"
             + "<hibernate-mapping><class name='HibernateBlocks$Item' table='java_items' lazy='false'>"
@@ -77,6 +81,7 @@ public class HibernateBlocks {
             .setProperty("hibernate.default_schema", "public")
             .setProperty("hibernate.connection.pool_size", "8")
             .setProperty("hibernate.bytecode.use_reflection_optimizer", "false")
+            .setProperty("hibernate.hbm2ddl.auto", hbm2ddl)
             .addXML(mapping)
             .buildSessionFactory();
     }
@@ -117,7 +122,7 @@ public class HibernateBlocks {
     public static void main(String[] args) throws Exception {
         Connection c = DriverManager.getConnection(URL, "postgres", "");
         try (Statement st = c.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS java_items; CREATE TABLE java_items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v text)");
+            st.execute("DROP SEQUENCE IF EXISTS snowflake_lo_50; DROP TABLE IF EXISTS java_items; CREATE TABLE java_items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v text)");
         }
 
         // 0.2.0's pooled recipe: every block but the first starts one below its range, on the last ID of the
@@ -137,6 +142,24 @@ public class HibernateBlocks {
             check(form[1] + " (" + form[0] + "): 500 rows, none refused, all distinct and on node " + NODE,
                   bad == 0 && r[0] == 500 && r[1] == 500 && r[2] == 0);
         }
+
+        // hbm2ddl validate looks for a sequence of that name: it fails until an unused placeholder exists.
+        boolean refusedWithout;
+        try {
+            factory("snowflake_lo_50", "pooled-lo", "validate").close();
+            refusedWithout = false;
+        } catch (RuntimeException e) {
+            refusedWithout = true;
+        }
+        try (Statement st = c.createStatement()) {
+            st.execute("CREATE SEQUENCE snowflake_lo_50"); // a placeholder: never called, the dialect reads blocks
+        }
+        SessionFactory validated = factory("snowflake_lo_50", "pooled-lo", "validate");
+        int validatedRefused = save(validated, 50, "validated");
+        validated.close();
+        long[] v = audit(c, "validated");
+        check("hbm2ddl validate: refused without the placeholder sequence, passes with it, IDs still from blocks",
+              refusedWithout && validatedRefused == 0 && v[0] == 50 && v[2] == 0);
 
         // Hibernate (pooled-lo) and plain inserts at once, on the same table.
         SessionFactory sf = factory("snowflake_lo_50", "pooled-lo");
