@@ -120,7 +120,9 @@ static void snowflake_shmem_request(void) {
 }
 #endif
 
-// on_shmem_exit in the postmaster: at a clean exit, lowers the reservation on disk to the exact last ID.
+// on_shmem_exit in the postmaster: after a clean shutdown (as pg_control records it), lowers the
+// reservation on disk to the exact last ID. An immediate stop also exits with code 0, but PostgreSQL
+// treats its shared memory as crashed: the reservation on disk is left as it is.
 static void snowflake_shmem_exit(int code, Datum) {
 	if (shared == nullptr)
 		return;
@@ -128,7 +130,8 @@ static void snowflake_shmem_exit(int code, Datum) {
 	// After a crash, shared memory is suspect and the reservation on disk covers every ID anyway.
 	// Nothing issued since start leaves the file as it is; a blocked state is not ours to overwrite.
 	const int64_t last_tick = generator.last_id >> layout_setting.layout.time_shift();
-	if (code == 0 && generator.last_id >= 0 && shared->blocked == Blocked::No && last_tick <= generator.reserved_tick)
+	if (code == 0 && generator.last_id >= 0 && shared->blocked == Blocked::No && last_tick <= generator.reserved_tick &&
+	    cluster_shut_down_cleanly())
 		(void)write_state(record_for(last_tick, shared->timeline), LOG);
 	shared = nullptr;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 extern "C" {
+#include "catalog/pg_control.h"
 #include "common/file_perm.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
@@ -24,6 +25,7 @@ namespace {
 constexpr uint32_t kMagic = 0x46574e53; // "SNWF"
 constexpr uint32_t kVersion = 2;         // written since 0.2.0; version 1 (0.1.0) is still read
 constexpr const char *kTempFile = "snowflake.state.tmp";
+constexpr const char *kControlFile = "global/pg_control"; // PostgreSQL's XLOG_CONTROL_FILE, the same in every version
 
 // The bytes 0.1.0 wrote (version 1): every field explicit, padding zeroed, the CRC over all
 // before it. The layout was always twitter's, so it has no unit; reserved_ms is in ms.
@@ -65,6 +67,20 @@ pg_crc32c image_crc(const void *image, size_t length) {
 	COMP_CRC32C(crc, image, length);
 	FIN_CRC32C(crc);
 	return crc;
+}
+
+// What is wrong with a record whose CRC matched (a crafted file), as a sentence, or nullptr if
+// nothing: every field must be one the generator could have written.
+const char *record_problem(const StateRecord &record) {
+	if (const char *problem = layout_problem(record.layout))
+		return problem;
+	if (record.epoch_ms < 0 || record.epoch_ms > kMaxEpochMs)
+		return "Its epoch is outside 1970 to 9999.";
+	if (record.reserved_tick < 0 || record.reserved_tick > record.layout.max_time())
+		return "Its reservation lies outside the layout's time field.";
+	if (record.timeline == 0)
+		return "Its timeline is 0.";
+	return nullptr;
 }
 
 // The record in got bytes of buffer, if they are a whole, valid image of version 1 or 2.
@@ -119,6 +135,11 @@ StateRead read_state(StateRecord &record) {
 		ereport(LOG, (errmsg("snowflake: \"%s\" is not a valid snowflake state record", kStateFile)));
 		return StateRead::Corrupt;
 	}
+	if (const char *problem = record_problem(record)) {
+		ereport(LOG, (errmsg("snowflake: \"%s\" is not a valid snowflake state record", kStateFile),
+		              errdetail("%s", problem)));
+		return StateRead::Corrupt;
+	}
 	return StateRead::Loaded;
 }
 
@@ -138,7 +159,7 @@ bool write_state(const StateRecord &record, int elevel) {
 
 	const int fd = open(kTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
 	if (fd < 0) {
-		ereport(elevel, (errcode_for_file_access(), errmsg("could not create \"%s\": %m", kTempFile)));
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", kTempFile)));
 		return false;
 	}
 	errno = 0;
@@ -147,11 +168,23 @@ bool write_state(const StateRecord &record, int elevel) {
 	if (close(fd) != 0 || !written) {
 		if (!written)
 			errno = write_errno;
-		ereport(elevel, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", kTempFile)));
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kTempFile)));
 		return false;
 	}
 	// Fsyncs the new file, renames it over the old one, and fsyncs the directory.
 	return durable_rename(kTempFile, kStateFile, elevel) == 0;
+}
+
+bool cluster_shut_down_cleanly() {
+	ControlFileData control;
+	const int fd = open(kControlFile, O_RDONLY | PG_BINARY, 0);
+	if (fd < 0)
+		return false;
+	const bool whole = read(fd, &control, sizeof(control)) == static_cast<ssize_t>(sizeof(control));
+	close(fd);
+	if (!whole || !EQ_CRC32C(control.crc, image_crc(&control, offsetof(ControlFileData, crc))))
+		return false;
+	return control.state == DB_SHUTDOWNED || control.state == DB_SHUTDOWNED_IN_RECOVERY;
 }
 
 } // namespace snowflake

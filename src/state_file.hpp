@@ -62,4 +62,8 @@ StateRead read_state(StateRecord &record);
 // Makes record durable, replacing the file atomically; false (after an ereport at elevel) on failure.
 bool write_state(const StateRecord &record, int elevel);
 
+// Whether pg_control records a clean shutdown (the checkpointer's last word before the postmaster
+// exits); false after an immediate stop or a crash, which leave it "in production", and when unreadable.
+bool cluster_shut_down_cleanly();
+
 } // namespace snowflake

@@ -382,6 +382,20 @@ TEST(Restart, ImmediateStopAndPostmasterKillResumeAboveEveryOldIdWithTheClock30s
 	}
 	for (const std::string how : {"pg_ctl stop -m immediate", "kill -9 of the postmaster"}) {
 		if (how == "pg_ctl stop -m immediate") {
+			// An immediate stop exits with code 0, but leaves the reservation on disk as it was.
+			const std::string reserved_ms =
+			    "SELECT (extract(epoch FROM reserved_until) * 1000)::bigint FROM snowflake_stats()";
+			long long reserved = 0;
+			{
+				pqxx::connection before = server.connect();
+				reserved = query_int(before, reserved_ms);
+			}
+			server.stop("immediate");
+			ASSERT_TRUE(server.start());
+			{
+				pqxx::connection after = server.connect();
+				EXPECT_EQ(query_int(after, reserved_ms), reserved) << "the reservation was rewritten at an immediate stop";
+			}
 			server.stop("immediate");
 		} else {
 			ASSERT_EQ(::kill(server.postmaster_pid(), SIGKILL), 0);

@@ -130,6 +130,24 @@ void write_v1_state(const std::string &path, int64_t epoch_ms, int64_t reserved_
 	std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(image), 48);
 }
 
+// Writes a version 2 state file (56 bytes) with the given fields, CRC-valid.
+void write_v2_state(const std::string &path, int64_t epoch_ms, int32_t unit_ms, int64_t reserved_tick,
+                    uint32_t timeline) {
+	unsigned char image[56] = {};
+	const uint32_t magic = 0x46574e53, version = 2;
+	const int32_t widths[3] = {41, 10, 12};
+	std::memcpy(image, &magic, 4);
+	std::memcpy(image + 4, &version, 4);
+	std::memcpy(image + 8, &epoch_ms, 8);
+	std::memcpy(image + 16, widths, 12);
+	std::memcpy(image + 28, &timeline, 4);
+	std::memcpy(image + 32, &reserved_tick, 8);
+	std::memcpy(image + 40, &unit_ms, 4);
+	const uint32_t crc = crc32c(image, 48);
+	std::memcpy(image + 48, &crc, 4);
+	std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(image), 56);
+}
+
 // The size of a file in bytes, -1 if it is missing.
 long file_size(const std::string &path) {
 	struct stat st;
@@ -261,5 +279,35 @@ TEST(Blocks, ConnectionsMixingBlocksAndSingleIdsNeverShareOne) {
 	blocks_and_singles("js53", kJs53, 31);
 }
 
+
+TEST(StateFile, CraftedRecordsAreRefusedSayingWhatIsWrong) {
+	// CRC-valid files with a field the generator never writes: generation stops (55000, "state file
+	// damaged"), and the log says which field is wrong, instead of a misleading clock or layout error.
+	Server server("state_crafted", {kPreload, "snowflake.node = 3"});
+	const int64_t now_ms = unix_ms() - kTwitterEpochMs;
+	const struct {
+		const char *what;
+		int32_t unit_ms;
+		int64_t reserved_tick;
+		uint32_t timeline;
+		const char *detail;
+	} cases[] = {
+	    {"reserved_tick = INT64_MAX", 1, INT64_MAX, 1, "Its reservation lies outside the layout's time field."},
+	    {"unit_ms = 0", 0, now_ms, 1, "The unit must be 1ms, 10ms or 1s."},
+	    {"timeline = 0", 1, now_ms, 0, "Its timeline is 0."},
+	};
+	for (const auto &c : cases) {
+		write_v2_state(server.data_file("snowflake.state"), kTwitterEpochMs, c.unit_ms, c.reserved_tick, c.timeline);
+		ASSERT_TRUE(server.start()) << c.what;
+		pqxx::connection conn = server.connect();
+		exec(conn, {"CREATE EXTENSION IF NOT EXISTS snowflake"});
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000") << c.what;
+		EXPECT_EQ(query_int(conn, "SELECT (state = 'state file damaged')::int FROM snowflake_stats()"), 1) << c.what;
+		EXPECT_TRUE(server.wait_for_log(c.detail, 5s)) << c.what;
+		server.stop();
+	}
+}
+
 } // namespace
 } // namespace snowflake::test
+
