@@ -17,6 +17,7 @@
 #include <iostream>
 #include <random>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <thread>
 
 namespace snowflake::test {
@@ -306,6 +307,24 @@ TEST(StateFile, CraftedRecordsAreRefusedSayingWhatIsWrong) {
 		EXPECT_TRUE(server.wait_for_log(c.detail, 5s)) << c.what;
 		server.stop();
 	}
+}
+
+TEST(StateFile, WriteErrorsHaveTheirOwnSqlstates) {
+	// Nothing is issued without a durable reservation: a directory where the temporary file goes is 42809,
+	// a read-only one 42501; once the obstacle is gone, IDs flow again.
+	Server server("state_write_errors", {kPreload, "snowflake.node = 3"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	const std::string tmp = server.data_file("snowflake.state.tmp");
+	ASSERT_EQ(::mkdir(tmp.c_str(), 0700), 0);
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42809");
+	ASSERT_EQ(::rmdir(tmp.c_str()), 0);
+	std::ofstream(tmp).put('x');
+	ASSERT_EQ(::chmod(tmp.c_str(), 0400), 0);
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42501");
+	ASSERT_EQ(::unlink(tmp.c_str()), 0);
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "");
 }
 
 } // namespace
