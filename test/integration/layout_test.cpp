@@ -17,8 +17,8 @@
 #include <iostream>
 #include <random>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <thread>
+#include <unistd.h>
 
 namespace snowflake::test {
 namespace {
