@@ -57,11 +57,14 @@ const config_enum_entry clock_policy_options[] = {
     {nullptr, 0, false},
 };
 
-// Why text is not a usable snowflake.epoch now, or nullptr with its value in epoch.
+// Why text is not a usable snowflake.epoch, or nullptr with its value in epoch. In a running server
+// (ALTER SYSTEM, a reload) that includes an epoch that does not suit the clock; at start the clock
+// itself may be what is wrong, so only what does not depend on it is checked (now = the epoch), and
+// check_epoch_suits_layout warns about the rest.
 const char *epoch_setting_problem(const char *text, int64_t &epoch) noexcept {
 	if (text == nullptr || !parse_epoch(text, epoch))
 		return "snowflake.epoch must be a whole number of milliseconds since 1970-01-01 UTC, such as 1288834974657.";
-	return epoch_problem(layout_setting.layout, epoch, unix_now_ms());
+	return epoch_problem(layout_setting.layout, epoch, IsUnderPostmaster ? unix_now_ms() : epoch);
 }
 
 // Why text is not a usable snowflake.layout, or nullptr with its value in spec.
@@ -219,16 +222,23 @@ void settle_unpreloaded_epoch() {
 	}
 }
 
-// Stops the server when the epoch in effect (perhaps the default) does not suit the layout.
+// Warns, at start, when the epoch in effect (perhaps the default) does not suit the layout at the
+// system clock's reading. The server starts all the same: a clock wrong at boot (a dead RTC reading
+// 2009, a VM restored in 2081) must only stop ID generation, which refuses with its own clock error.
 void check_epoch_suits_layout() {
-	if (const char *problem = epoch_problem(layout_setting.layout, epoch_ms, unix_now_ms())) {
+	const int64_t now_ms = unix_now_ms();
+	if (const char *problem = epoch_problem(layout_setting.layout, epoch_ms, now_ms)) {
 		char spec[64];
 		format_layout(layout_setting.layout, spec);
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("snowflake.epoch %lld does not suit snowflake.layout \"%s\" (%s)",
-		                       static_cast<long long>(epoch_ms), layout_setting.name, spec),
-		                errdetail("%s", problem),
-		                errhint("Choose a later snowflake.epoch or a layout with more time bits or a longer unit.")));
+		ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                  errmsg("snowflake.epoch %lld does not suit snowflake.layout \"%s\" (%s) at the system clock's "
+		                         "reading, %s: no ID can be issued",
+		                         static_cast<long long>(epoch_ms), layout_setting.name, spec,
+		                         timestamptz_to_str(unix_ms_to_timestamptz(now_ms))),
+		                  errdetail("%s", problem),
+		                  errhint("If the system clock is wrong, correct it; IDs are issued once it is right. "
+		                          "Otherwise choose a later snowflake.epoch, or a layout with more time bits or a "
+		                          "longer unit, and restart.")));
 	}
 }
 

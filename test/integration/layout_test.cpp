@@ -32,10 +32,6 @@ TEST(Layouts, NonsenseStopsTheServerFromStarting) {
 	    {{"snowflake.layout = 'time=53,unit=1ms,node=0,seq=10'"}, "Every field needs at least 1 bit."},
 	    {{"snowflake.layout = 'time=39,unit=5ms,node=16,seq=8'"}, "The unit must be 1ms, 10ms or 1s."},
 	    {{"snowflake.layout = 'twitter,epoch=0'"}, "snowflake.layout takes no epoch"},
-	    // uid-generator #100: a layout whose time field, counted from the epoch, already ran out.
-	    {{"snowflake.layout = 'time=28,unit=1s,node=22,seq=13'"},
-	     "snowflake.epoch 1288834974657 does not suit snowflake.layout \"custom\""},
-	    {{"snowflake.layout = 'sonyflake'", "snowflake.epoch = 9999999999999"}, "must not be in the future"},
 	    {{"snowflake.layout = 'js53'", "snowflake.node = 32"}, "parameter \"snowflake.node\" (-1 .. 31)"},
 	    {{"snowflake.layout = 'js53'", "snowflake.backfill_node = 40"}, "parameter \"snowflake.backfill_node\" (-1 .. 31)"},
 	};
@@ -53,6 +49,35 @@ TEST(Layouts, NonsenseStopsTheServerFromStarting) {
 	pqxx::connection conn = fine.connect();
 	exec(conn, {"CREATE EXTENSION snowflake"});
 	EXPECT_EQ(query_int(conn, "SELECT node FROM snowflake_parse(snowflake_nextval())"), 4000000);
+}
+
+TEST(Layouts, AnEpochThatDoesNotSuitTheClockAtBootStopsOnlyGeneration) {
+	// The clock may be what is wrong at boot (a dead RTC, a restored VM): the server starts, warns
+	// with the clock's reading, and refuses IDs with a clock error until the pair suits; decoding works.
+	const struct {
+		std::vector<std::string> lines;
+		const char *detail, *sqlstate, *state;
+	} cases[] = {
+	    // uid-generator #100: a layout whose time field, counted from the epoch, already ran out.
+	    {{"snowflake.layout = 'time=28,unit=1s,node=22,seq=13'", "snowflake.node = 5"},
+	     "The layout's time field counted from this epoch has already run out.", "2200H", "time run out"},
+	    // An epoch in 2286, as a clock reading 2009 sees Twitter's.
+	    {{"snowflake.layout = 'sonyflake'", "snowflake.epoch = 9999999999999", "snowflake.node = 5"},
+	     "The epoch must not be in the future.", "22008", "clock before epoch"},
+	};
+	for (const auto &c : cases) {
+		std::vector<std::string> conf = {kPreload};
+		conf.insert(conf.end(), c.lines.begin(), c.lines.end());
+		Server server("boot_clock", conf);
+		ASSERT_TRUE(server.start()) << c.lines.front() << "\n" << server.log();
+		EXPECT_NE(server.log().find("at the system clock's reading"), std::string::npos) << server.log();
+		EXPECT_NE(server.log().find(c.detail), std::string::npos) << server.log();
+		pqxx::connection conn = server.connect();
+		exec(conn, {"CREATE EXTENSION snowflake"});
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), c.sqlstate) << c.lines.front();
+		EXPECT_EQ(query_int(conn, std::string("SELECT (state = '") + c.state + "')::int FROM snowflake_stats()"), 1);
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_parse(12345)"), "");
+	}
 }
 
 TEST(Layouts, AChangeAcrossARestartIsRefusedOnceIdsExist) {
