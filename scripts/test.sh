@@ -56,6 +56,7 @@ check_symbols() {
     snowflake_min_id snowflake_max_id snowflake_id_range snowflake_between snowflake_between_support snowflake_backfill_id \
     snowflake_to_base32 snowflake_to_base62 snowflake_to_hex snowflake_from_base32 snowflake_from_base62 snowflake_from_hex \
     snowflake_timestamp_layout snowflake_parse_layout snowflake_layout snowflake_nextval_block \
+    snowflake_reservation snowflake_inject_write_delay snowflake_renewer_main \
     pg_finfo_snowflake_nextval pg_finfo_snowflake_timestamp pg_finfo_snowflake_parse \
     pg_finfo_snowflake_inject_clock_offset pg_finfo_snowflake_stats; do
     grep -qx "$sym" <<<"$symbols" || { echo "missing unmangled symbol: $sym"; missing=1; }

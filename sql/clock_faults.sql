@@ -62,7 +62,22 @@ SELECT snowflake_inject_clock_offset(0);
 \echo :SQLSTATE
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION snowflake_inject_clock_offset(bigint) FROM snowflake_tester;
+-- A slow disk, injected the same way: a delay from 0 to 60 s, by a superuser only.
+SELECT snowflake_inject_write_delay(-1);
+\echo :SQLSTATE
+SELECT snowflake_inject_write_delay(60001);
+\echo :SQLSTATE
+SELECT snowflake_inject_write_delay(NULL) IS NULL AS null_is_a_no_op;
+GRANT EXECUTE ON FUNCTION snowflake_inject_write_delay(integer) TO snowflake_tester;
+SET ROLE snowflake_tester;
+SELECT snowflake_inject_write_delay(10);
+\echo :SQLSTATE
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION snowflake_inject_write_delay(integer) FROM snowflake_tester;
 DROP ROLE snowflake_tester;
+SELECT snowflake_inject_write_delay(20);
+SELECT count(snowflake_nextval()) AS issued_with_slow_writes FROM generate_series(1, 1000);
+SELECT snowflake_inject_write_delay(0);
 SELECT snowflake_inject_clock_offset(0);
 DROP TABLE ids;
 

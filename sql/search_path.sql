@@ -17,6 +17,8 @@ INSERT INTO public.items (typed) SELECT ext.snowflake_nextval() FROM generate_se
 SELECT lower(ext.snowflake_nextval_block(4)) > 0 AS block, ext.snowflake_lastval() > 0 AS lastval;
 SELECT node, state FROM ext.snowflake_stats();
 SELECT ext.snowflake_inject_clock_offset(0);
+SELECT ext.snowflake_inject_write_delay(0);
+SELECT lead_ms > 0 AS lead FROM ext.snowflake_reservation();
 SELECT ext.snowflake_timestamp(910499571847892992) AS ts;
 SELECT (ext.snowflake_parse(910499571847892992)).node;
 SELECT ext.snowflake_timestamp(256, 'sonyflake') AS sonyflake_ts;

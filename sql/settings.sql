@@ -62,3 +62,5 @@ SET snowflake.fault_injection = on;
 \echo :SQLSTATE
 SELECT snowflake_inject_clock_offset(-1000);
 \echo :SQLSTATE
+SELECT snowflake_inject_write_delay(1000);
+\echo :SQLSTATE

@@ -13,15 +13,28 @@ SELECT ids_issued AS before FROM snowflake_stats() \gset
 SELECT count(snowflake_nextval()) FROM generate_series(1, 10);
 SELECT ids_issued - :before AS issued_since FROM snowflake_stats();
 
+-- snowflake_reservation(): the reservation covers the last ID and reaches at most one lead past
+-- the clock, with a lead from 200 ms to 10 s, sized from the measured write latency.
+SELECT r.reserved_until >= s.last_id_time AS covers_last_id,
+       r.reserved_until <= clock_timestamp() + r.lead_ms * interval '1 ms' AS within_one_lead,
+       r.lead_ms BETWEEN 200 AND 10000 AS lead_in_range,
+       r.write_latency_ms >= 0 AS latency_measured,
+       r.renewals + r.caller_writes >= 1 AS written,
+       r.caller_waits >= 0 AS waits_counted
+FROM snowflake_reservation() r, snowflake_stats() s;
+
 -- Readable by pg_monitor members, not by PUBLIC.
 CREATE ROLE snowflake_watcher;
 SET ROLE snowflake_watcher;
 SELECT state FROM snowflake_stats();
 \echo :SQLSTATE
+SELECT lead_ms > 0 FROM snowflake_reservation();
+\echo :SQLSTATE
 RESET ROLE;
 GRANT pg_monitor TO snowflake_watcher;
 SET ROLE snowflake_watcher;
 SELECT state FROM snowflake_stats();
+SELECT lead_ms > 0 AS readable FROM snowflake_reservation();
 RESET ROLE;
 DROP ROLE snowflake_watcher;
 

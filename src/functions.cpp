@@ -171,6 +171,8 @@ PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
 PG_FUNCTION_INFO_V1(snowflake_stats);
+PG_FUNCTION_INFO_V1(snowflake_reservation);
+PG_FUNCTION_INFO_V1(snowflake_inject_write_delay);
 PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
 PG_FUNCTION_INFO_V1(snowflake_id_range);
@@ -259,6 +261,27 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 	values[18] = CStringGetTextDatum(psprintf("%s,epoch=%lld", spec, static_cast<long long>(epoch_ms)));
 	values[19] = Int32GetDatum(layout.max_node());
 	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_reservation() → one row: the durable reservation, its lead, and who made the writes.
+Datum snowflake_reservation(PG_FUNCTION_ARGS) {
+	using namespace snowflake;
+	const Stats snap = read_stats();
+	Datum values[6];
+	bool nulls[6] = {};
+	time_or_null(snap.generator.reserved_tick, values[0], nulls[0]);
+	values[1] = Int64GetDatum(snap.lead_ms);
+	values[2] = Float8GetDatum(static_cast<double>(snap.write_latency_us) / 1000.0);
+	values[3] = Int64GetDatum(snap.renewals);
+	values[4] = Int64GetDatum(snap.caller_writes);
+	values[5] = Int64GetDatum(snap.caller_waits);
+	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_inject_write_delay(delay_ms integer): makes every reservation write slower (tests only).
+Datum snowflake_inject_write_delay(PG_FUNCTION_ARGS) {
+	snowflake::inject_write_delay(PG_GETARG_INT32(0));
+	PG_RETURN_VOID();
 }
 
 // snowflake_inject_clock_offset(offset_ms bigint): moves the generator's clock (tests only).

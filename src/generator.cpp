@@ -211,6 +211,19 @@ void GeneratorState::reserved(int64_t until_tick) noexcept {
 	++counters.reservations;
 }
 
+Renewal GeneratorState::renewal(int64_t now_unix_ms, const Policy &policy) const noexcept {
+	const Layout &layout = policy.layout;
+	const int64_t now = layout.tick_of(now_unix_ms, policy.epoch_ms);
+	const int64_t lead = policy.lead_ticks();
+	const int64_t half = (lead + 1) / 2;
+	const bool active = last_id >= 0 && (last_id >> layout.time_shift()) >= now - lead;
+	if (active && reserved_tick - now <= half && reserved_tick < layout.max_time())
+		return Renewal{std::min(now + lead, layout.max_time()), -1};
+	if (reserved_tick - half > now)
+		return Renewal{-1, layout.unix_ms_of(reserved_tick - half, policy.epoch_ms)};
+	return Renewal{-1, -1};
+}
+
 Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &policy, int32_t count) noexcept {
 	const Layout &layout = policy.layout;
 	const int64_t now = layout.tick_of(now_unix_ms, policy.epoch_ms);
@@ -267,10 +280,9 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 	const int64_t ahead = time - now;
 	const int64_t may_borrow = policy.clock == ClockPolicy::Borrow ? policy.max_drift_ticks() : 0;
 	if (ahead > may_borrow) {
-		// A floor from the state file may lie one reservation step past IDs that borrowed the
-		// whole bound: that much is waited out, not taken for a clock that went back.
-		if (last_drift > policy.max_lag_ticks() ||
-		    floor_drift > policy.max_lag_ticks() + reservation_step_ticks(policy)) {
+		// A floor from the state file may lie one lead past IDs that borrowed the whole bound:
+		// that much is waited out, not taken for a clock that went back.
+		if (last_drift > policy.max_lag_ticks() || floor_drift > policy.max_lag_ticks() + policy.lead_ticks()) {
 			step.status = Status::ClockBehind;
 		} else {
 			step.status = Status::Wait;
@@ -280,7 +292,7 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 	}
 	if (time > reserved_tick) {
 		step.status = Status::Reserve;
-		step.reserve_tick = std::min(time + reservation_step_ticks(policy), layout.max_time());
+		step.reserve_tick = std::min(std::max(time, now + policy.lead_ticks()), layout.max_time());
 		return step;
 	}
 

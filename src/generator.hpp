@@ -163,6 +163,7 @@ struct Policy {
 	ClockPolicy clock;
 	int32_t reserved_node;     // a node no generator may use (kept for backfilled IDs); -1 for none
 	Layout layout = kTwitter; // the layout IDs are issued in
+	int64_t lead_ms = 200;    // how far past the clock a new reservation reaches (reservation_lead_ms)
 
 	// max_drift_ms in whole ticks: how far ahead of the clock's tick an ID may be.
 	constexpr int64_t max_drift_ticks() const noexcept {
@@ -174,15 +175,42 @@ struct Policy {
 	constexpr int64_t max_lag_ticks() const noexcept {
 		return layout.unit_ms == 1 ? max_drift_ms : (max_drift_ms + layout.unit_ms - 1) / layout.unit_ms;
 	}
+
+	// lead_ms rounded up to whole ticks, at least one.
+	constexpr int64_t lead_ticks() const noexcept { return (lead_ms + layout.unit_ms - 1) / layout.unit_ms; }
 };
 
-// How far past an ID's tick a new durable reservation reaches: half the drift bound, at least 10 ms,
-// rounded up to whole ticks. A restart after a hard crash resumes above the reservation, so this
-// bounds how far ahead of the clock the first IDs after it may be.
-constexpr int64_t reservation_step_ticks(const Policy &policy) noexcept {
-	const int64_t ms = policy.max_drift_ms / 2 > 10 ? policy.max_drift_ms / 2 : 10;
-	return (ms + policy.layout.unit_ms - 1) / policy.layout.unit_ms;
+// --- The durable reservation's lead. No ID is issued past a durable reservation (a tick recorded
+// in the state file), so a restart resumes above it. A reservation reaches one lead past the clock
+// (or to the ID that needs it, when that lies further ahead): far enough that a renewal, started
+// when half of it is left, is durable before the IDs reach its end, and short, so that a crash
+// restart, however often repeated, puts the first IDs at most one lead ahead of the clock. The lead
+// is four writes' time as the last writes measured it, from kMinLeadMs (which bounds renewals to
+// about 2 / kMinLeadMs a second under steady load) to kMaxLeadMs; the drift bound plays no part.
+constexpr int64_t kMinLeadMs = 200;
+constexpr int64_t kMaxLeadMs = 10000;
+constexpr int64_t kLeadWrites = 4;
+
+// The lead for a write latency estimate in microseconds (see above).
+constexpr int64_t reservation_lead_ms(int64_t write_latency_us) noexcept {
+	const int64_t ms = (write_latency_us * kLeadWrites + 999) / 1000;
+	return ms < kMinLeadMs ? kMinLeadMs : ms > kMaxLeadMs ? kMaxLeadMs : ms;
 }
+
+// The write latency estimate after a write that took sample_us: a slower write counts at once (the
+// next lead must outlast it), a faster one lowers the estimate by an eighth of the difference.
+constexpr int64_t next_write_latency_us(int64_t estimate_us, int64_t sample_us) noexcept {
+	if (sample_us < 0)
+		sample_us = 0;
+	return sample_us >= estimate_us ? sample_us : estimate_us - (estimate_us - sample_us + 7) / 8;
+}
+
+// What a background renewal should do now: renew up to target_tick (>= 0), or else look again at
+// due_unix_ms (-1: only when woken, the server being idle with its reservation spent).
+struct Renewal {
+	int64_t target_tick;
+	int64_t due_unix_ms;
+};
 
 // --- Waiting for the clock.
 
@@ -259,6 +287,11 @@ struct GeneratorState {
 	// Records that a reservation up to until_tick is durable.
 	void reserved(int64_t until_tick) noexcept;
 
+	// Whether to renew the reservation now, so that IDs issued at the pace of the clock never find it
+	// spent: when an ID was issued within the last lead and less than half a lead is left past the
+	// clock, renew up to one lead past it; otherwise says when only half a lead will be left.
+	Renewal renewal(int64_t now_unix_ms, const Policy &policy) const noexcept;
+
 	// The common cases of next() for one ID, without building a Step: the same node, with the
 	// clock in the last ID's tick or past it (within the reservation), or borrowing within the
 	// bound. Issues exactly the ID next() would, leaves the state exactly as next() would, and
@@ -299,8 +332,9 @@ struct GeneratorState {
 	// and to that tick. Guarantees: every Issued ID is greater than every ID issued before from
 	// this state, and has a time above the floor (so never a duplicate); its time is at most
 	// now + max_drift_ms (Borrow) or now (Wait), and at most reserved_tick. Only Issued changes
-	// last_id (to the last of the count). A floor up to one reservation step beyond max_drift_ms
-	// ahead of the clock is waited out, not an error.
+	// last_id (to the last of the count). A floor up to one lead beyond max_drift_ms ahead of the
+	// clock is waited out, not an error. A Reserve asks for one lead past the clock, or for the
+	// tick it needs when that lies further ahead.
 	Step next(int64_t now_unix_ms, int32_t node, const Policy &policy, int32_t count = 1) noexcept;
 };
 

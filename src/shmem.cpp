@@ -1,8 +1,9 @@
 // The shared generator (see shmem.hpp for the locking protocol): the request
-// and startup hooks that create it from the state file, the postmaster's
-// publication of the node and its last word at shutdown, the test-only clock
-// offset, and next_id(), which takes the lock for one core step (making a new
-// reservation durable when the step asks for one) and then turns the step's
+// and startup hooks that create it from the state file (and record the epoch
+// and layout there), the postmaster's publication of the node and its last
+// word at shutdown, the test-only faults, the one-writer reservation write
+// that the renewal worker and callers share, the worker's loop, and
+// next_id(), which takes the lock for one core step and then turns the step's
 // outcome into an ID, a sleep, a log line or an ERROR.
 #include "shmem.hpp"
 
@@ -10,6 +11,13 @@
 #include "state_file.hpp"
 
 #include <algorithm>
+
+extern "C" {
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/condition_variable.h"
+#include "tcop/tcopprot.h"
+}
 
 namespace snowflake {
 namespace {
@@ -29,10 +37,19 @@ struct SharedState {
 	int64_t waits;             // times a call slept for the clock
 	int64_t wait_us;           // total time slept
 	GeneratorState generator;
+	uint64_t system_identifier;  // this cluster's (pg_control), recorded with every reservation
+	ConditionVariable reserved_cv; // broadcast when a reservation write ends
+	int32_t writing;             // 1 while one process writes a reservation (see the protocol)
+	int64_t write_latency_us;    // the write latency estimate the lead is sized from
+	int64_t write_delay_ms;      // added to every reservation write; 0 unless a test injected a fault
+	Latch *renewer_latch;        // the renewal worker's latch while it runs, else nullptr
+	int64_t renewals;            // reservations the worker made
+	int64_t caller_writes;       // reservations callers made
+	int64_t caller_waits;        // callers that slept on reserved_cv
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");
-static_assert(sizeof(SharedState) <= 256, "the generator's shared memory stays tiny (it is about 150 bytes)");
+static_assert(sizeof(SharedState) <= 320, "the generator's shared memory stays tiny (it is about 250 bytes)");
 
 SharedState *shared = nullptr;
 
@@ -42,18 +59,39 @@ shmem_request_hook_type prev_shmem_request_hook = nullptr;
 shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
 
 // How long one call may wait in all before it gives up: the longest legitimate wait
-// (the drift bound plus a restart floor's reservation step) and a second of grace. A
+// (the drift bound plus one lead past a restart's floor) and a second of grace. A
 // call told to wait longer sees a clock that is stuck or keeps stepping back.
 int64_t max_wait_ms(const Policy &policy) noexcept {
-	return policy.max_drift_ms + reservation_step_ticks(policy) * policy.layout.unit_ms + 1000;
+	return policy.max_drift_ms + policy.lead_ms + 1000;
 }
 
-// The largest clock offset a test may inject, either way: 100 years.
+// The largest clock offset a test may inject, either way: 100 years; and the longest write delay: a minute.
 constexpr int64_t kMaxClockOffsetMs = int64_t{100} * 36525 * 24 * 3600 * 10;
+constexpr int64_t kMaxWriteDelayMs = 60000;
 
-// The state file's record of this server's layout, with reservation reserved_tick made on timeline.
-StateRecord record_for(int64_t reserved_tick, uint32_t timeline) noexcept {
-	return StateRecord{epoch_ms, layout_setting.layout, reserved_tick, timeline};
+// Microseconds on a clock no one can set, to time writes and bound the waits of one call.
+int64_t monotonic_us() noexcept {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+}
+
+// The policy the settings describe, with the lead the write latency estimate sizes now.
+Policy policy_now(const SharedState &state) noexcept {
+	Policy policy = current_policy();
+	policy.lead_ms = reservation_lead_ms(__atomic_load_n(&state.write_latency_us, __ATOMIC_RELAXED));
+	return policy;
+}
+
+// The state file's record of this server: its layout, a reservation up to reserved_tick made on timeline.
+StateRecord record_for(const SharedState &state, int64_t reserved_tick, uint32_t timeline) noexcept {
+	return StateRecord{epoch_ms,
+	                   layout_setting.layout,
+	                   reserved_tick,
+	                   timeline,
+	                   state.system_identifier,
+	                   __atomic_load_n(&state.write_latency_us, __ATOMIC_RELAXED),
+	                   kStateVersion};
 }
 
 // Reserves the struct and the tranche; only valid while preloading.
@@ -63,7 +101,8 @@ void request_shmem() {
 }
 
 // Sets up a new state: the state file's reservation as a floor and its timeline; or, if the file
-// disagrees or cannot be read, why the generator must refuse.
+// disagrees or cannot be read, why the generator must refuse. Puts this server on record in the
+// file when it has none, one of an older version, or another cluster's (see state_file.hpp).
 void initialise(SharedState &state) {
 	state.lock = &GetNamedLWLockTranche(kName)->lock;
 	state.node = node_setting;
@@ -77,10 +116,21 @@ void initialise(SharedState &state) {
 	state.waits = 0;
 	state.wait_us = 0;
 	state.generator.reset();
+	state.system_identifier = GetSystemIdentifier();
+	ConditionVariableInit(&state.reserved_cv);
+	state.writing = 0;
+	state.write_latency_us = 0;
+	state.write_delay_ms = 0;
+	state.renewer_latch = nullptr;
+	state.renewals = 0;
+	state.caller_writes = 0;
+	state.caller_waits = 0;
 
 	StateRecord record{};
+	bool put_on_record = false;
 	switch (read_state(record)) {
 	case StateRead::Missing:
+		put_on_record = true; // no reservation yet: the epoch and layout only
 		break;
 	case StateRead::Corrupt:
 		state.blocked = Blocked::StateDamaged;
@@ -90,22 +140,44 @@ void initialise(SharedState &state) {
 		state.state_errno = errno;
 		break;
 	case StateRead::Loaded:
-		if (record.epoch_ms != epoch_ms || record.layout != layout_setting.layout) {
+		if (record.system_identifier != 0 && record.system_identifier != state.system_identifier) {
+			// Another cluster's reservation says nothing of this one's IDs: begin above the clock plus the
+			// drift bound, as after a promotion, and put this cluster on record with that floor.
+			const Policy policy = current_policy();
+			const int64_t floor_tick = std::clamp<int64_t>(
+			    policy.layout.tick_of(unix_now_ms(), epoch_ms) + policy.max_drift_ticks(), 0, policy.layout.max_time());
+			state.generator.resume_above(floor_tick);
+			ereport(LOG, (errmsg("snowflake: \"%s\" was written by another database system (identifier %llu, this "
+			                     "one is %llu); IDs start above %s, the clock plus snowflake.max_clock_drift",
+			                     kStateFile, static_cast<unsigned long long>(record.system_identifier),
+			                     static_cast<unsigned long long>(state.system_identifier),
+			                     timestamptz_to_str(unix_ms_to_timestamptz(
+			                         policy.layout.unix_ms_of(floor_tick, epoch_ms))))));
+			(void)write_state(record_for(state, floor_tick, 0), LOG);
+		} else if (record.epoch_ms != epoch_ms || record.layout != layout_setting.layout) {
 			state.blocked = Blocked::LayoutChanged;
 			state.recorded_epoch_ms = record.epoch_ms;
 			state.recorded_layout = record.layout;
 			char was[64], now[64];
 			format_layout(record.layout, was);
 			format_layout(layout_setting.layout, now);
-			ereport(LOG, (errmsg("snowflake: IDs were issued here with snowflake.epoch %lld and layout %s; they are "
-			                     "now %lld and %s, so snowflake refuses to generate or decode IDs",
+			ereport(LOG, (errmsg("snowflake: IDs were issued or decoded here with snowflake.epoch %lld and layout %s; "
+			                     "they are now %lld and %s, so snowflake refuses to generate or decode IDs",
 			                     static_cast<long long>(record.epoch_ms), was, static_cast<long long>(epoch_ms),
 			                     now)));
 		} else {
 			state.generator.resume_above(record.reserved_tick);
 			state.timeline = record.timeline;
+			state.write_latency_us = record.write_latency_us;
+			put_on_record = record.version < kStateVersion;
 		}
 		break;
+	}
+	if (put_on_record) {
+		// This write also measures the disk, so that the first reservation is sized for it.
+		const int64_t started = monotonic_us();
+		if (write_state(record_for(state, std::max<int64_t>(state.generator.reserved_tick, 0), state.timeline), LOG))
+			state.write_latency_us = next_write_latency_us(state.write_latency_us, monotonic_us() - started);
 	}
 }
 
@@ -132,7 +204,7 @@ static void snowflake_shmem_exit(int code, Datum) {
 	const int64_t last_tick = generator.last_id >> layout_setting.layout.time_shift();
 	if (code == 0 && generator.last_id >= 0 && shared->blocked == Blocked::No && last_tick <= generator.reserved_tick &&
 	    cluster_shut_down_cleanly())
-		(void)write_state(record_for(last_tick, shared->timeline), LOG);
+		(void)write_state(record_for(*shared, last_tick, shared->timeline), LOG);
 	shared = nullptr;
 }
 
@@ -211,22 +283,22 @@ void check_not_blocked(const SharedState &state) {
 	}
 }
 
-// Microseconds on a clock no one can set, to time and bound the waits of one call.
-int64_t monotonic_us() noexcept {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
-}
-
-// The wait event clock waits report in pg_stat_activity: SnowflakeClock on PG 17 and later
-// (registered by the first wait of each backend), the generic Extension before.
-uint32 clock_wait_event() {
+// The wait events of snowflake's waits in pg_stat_activity, registered by the first wait of each
+// process on PG 17 and later: SnowflakeClock (a call waits for the clock), SnowflakeReservation (it
+// waits for another process's reservation write), SnowflakeReservationWrite (it writes one) and
+// SnowflakeRenewer (the renewal worker idles); the generic Extension before 17.
+enum class WaitFor { Clock, Reservation, ReservationWrite, Renewer };
+uint32 wait_event(WaitFor what) {
 #if SNOWFLAKE_NAMED_WAIT_EVENTS
-	static uint32 event = 0;
-	if (event == 0)
-		event = WaitEventExtensionNew("SnowflakeClock");
-	return event;
+	static uint32 events[4] = {};
+	static const char *const names[4] = {"SnowflakeClock", "SnowflakeReservation", "SnowflakeReservationWrite",
+	                                     "SnowflakeRenewer"};
+	const int i = static_cast<int>(what);
+	if (events[i] == 0)
+		events[i] = WaitEventExtensionNew(names[i]);
+	return events[i];
 #else
+	(void)what;
 	return PG_WAIT_EXTENSION;
 #endif
 }
@@ -241,7 +313,7 @@ int64_t generator_clock_us(const SharedState &state) noexcept {
 // waits for and not a µs before), then honours cancel and timeouts; a signal cuts it short.
 void wait_for_clock(const SharedState &state, int64_t until_us) {
 	const ClockWait plan = plan_clock_wait(until_us - generator_clock_us(state));
-	const uint32 event = clock_wait_event();
+	const uint32 event = wait_event(WaitFor::Clock);
 	if (plan.on_latch) {
 		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 		                static_cast<long>((plan.sleep_us + 999) / 1000), event);
@@ -331,23 +403,87 @@ struct LockedStep {
 	int64_t promoted_floor;    // the floor (a tick) it set after a change of timeline, or -1
 };
 
-// One generator step for count IDs under the lock, making any reservation it needs durable first.
-LockedStep locked_step(SharedState &state, const Policy &policy, int32_t count) {
-	LWLockAcquire(state.lock, LW_EXCLUSIVE);
-	const int32_t node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
-	const int64_t clock_us = generator_clock_us(state);
-	const int64_t clock = clock_us / 1000;
-	const int64_t promoted_floor = settle_timeline(state, policy, clock);
-	Step step = state.generator.next(clock, node, policy, count);
-	while (step.status == Status::Reserve) {
-		write_state(record_for(step.reserve_tick, state.timeline), ERROR); // on failure, the ERROR releases the lock
-		state.generator.reserved(step.reserve_tick);
-		const int64_t regressed = step.regressed_ticks;
-		step = state.generator.next(clock, node, policy, count);
-		step.regressed_ticks = std::max(step.regressed_ticks, regressed);
+extern "C" {
+// Ends a reservation writer's claim and wakes every caller waiting for it; also runs when the
+// writer's write raises an ERROR or its process exits mid-write.
+static void release_writer(int, Datum arg) {
+	auto *state = reinterpret_cast<SharedState *>(DatumGetPointer(arg));
+	__atomic_store_n(&state->writing, 0, __ATOMIC_RELEASE);
+	ConditionVariableBroadcast(&state->reserved_cv);
+}
+}
+
+// Makes a reservation up to target_tick on timeline durable, as the one writer (the caller claimed
+// `writing` under the lock), without holding the lock; then records it and the write's latency, and
+// releases the claim. On failure reports at elevel (an ERROR releases the claim too) and returns false.
+bool write_reservation(SharedState &state, int64_t target_tick, uint32_t timeline, int elevel) {
+	const int64_t delay_ms = __atomic_load_n(&state.write_delay_ms, __ATOMIC_RELAXED);
+	const StateRecord record = record_for(state, target_tick, timeline);
+	const int64_t started = monotonic_us();
+	volatile bool written = false;
+	PG_ENSURE_ERROR_CLEANUP(release_writer, PointerGetDatum(&state));
+	{
+		pgstat_report_wait_start(wait_event(WaitFor::ReservationWrite));
+		if (delay_ms > 0)
+			pg_usleep(delay_ms * 1000);
+		written = write_state(record, elevel);
+		pgstat_report_wait_end();
 	}
-	LWLockRelease(state.lock);
-	return LockedStep{step, node, clock_us, promoted_floor};
+	PG_END_ENSURE_ERROR_CLEANUP(release_writer, PointerGetDatum(&state));
+	if (written) {
+		const int64_t took_us = monotonic_us() - started;
+		LWLockAcquire(state.lock, LW_EXCLUSIVE);
+		state.generator.reserved(target_tick);
+		__atomic_store_n(&state.write_latency_us, next_write_latency_us(state.write_latency_us, took_us),
+		                 __ATOMIC_RELAXED);
+		LWLockRelease(state.lock);
+	}
+	release_writer(0, PointerGetDatum(&state));
+	return written;
+}
+
+// Wakes the renewal worker, if it runs, so that it renews ahead of need from now on.
+void wake_renewer(const SharedState &state) {
+	if (Latch *latch = __atomic_load_n(&state.renewer_latch, __ATOMIC_ACQUIRE))
+		SetLatch(latch);
+}
+
+// One generator step for count IDs under the lock. When the reservation is spent, this caller writes
+// the next one (without the lock) or, if another process is writing, waits for it; then steps again.
+LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
+	int64_t promoted_floor = -1;
+	int64_t regressed = 0;
+	for (;;) {
+		LWLockAcquire(state.lock, LW_EXCLUSIVE);
+		policy.lead_ms = reservation_lead_ms(state.write_latency_us);
+		const int32_t node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
+		const int64_t clock_us = generator_clock_us(state);
+		const int64_t clock = clock_us / 1000;
+		if (const int64_t floor = settle_timeline(state, policy, clock); floor >= 0)
+			promoted_floor = floor;
+		Step step = state.generator.next(clock, node, policy, count);
+		regressed = std::max(regressed, step.regressed_ticks);
+		step.regressed_ticks = regressed;
+		if (step.status != Status::Reserve) {
+			LWLockRelease(state.lock);
+			return LockedStep{step, node, clock_us, promoted_floor};
+		}
+		if (__atomic_load_n(&state.writing, __ATOMIC_RELAXED) == 0) {
+			__atomic_store_n(&state.writing, 1, __ATOMIC_RELAXED);
+			const uint32_t timeline = state.timeline;
+			LWLockRelease(state.lock);
+			__atomic_fetch_add(&state.caller_writes, 1, __ATOMIC_RELAXED);
+			(void)write_reservation(state, step.reserve_tick, timeline, ERROR);
+			wake_renewer(state);
+			continue;
+		}
+		ConditionVariablePrepareToSleep(&state.reserved_cv);
+		LWLockRelease(state.lock);
+		__atomic_fetch_add(&state.caller_waits, 1, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&state.writing, __ATOMIC_ACQUIRE) != 0)
+			ConditionVariableSleep(&state.reserved_cv, wait_event(WaitFor::Reservation));
+		ConditionVariableCancelSleep();
+	}
 }
 
 // The next count IDs the long way: every check, every step kind, waits, logging and errors.
@@ -371,14 +507,21 @@ void publish_node(int node) noexcept {
 		__atomic_store_n(&shared->node, node, __ATOMIC_RELAXED);
 }
 
-void inject_clock_offset(int64_t offset_ms) {
+namespace {
+// ERROR unless fault injection is on (a test server) and the caller is a superuser.
+void check_fault_injection() {
 	if (!fault_injection_enabled)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake fault injection is disabled"),
 		         errhint("Only a test server may set snowflake.fault_injection = on, and it takes a restart.")));
 	if (!superuser())
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-		                errmsg("only a superuser may move the snowflake generator's clock")));
+		                errmsg("only a superuser may inject faults into the snowflake generator")));
+}
+} // namespace
+
+void inject_clock_offset(int64_t offset_ms) {
+	check_fault_injection();
 	if (offset_ms < -kMaxClockOffsetMs || offset_ms > kMaxClockOffsetMs)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("clock offset %lld ms is out of range", static_cast<long long>(offset_ms)),
@@ -391,9 +534,21 @@ void inject_clock_offset(int64_t offset_ms) {
 	                  errdetail("Every backend of this server generates IDs with the moved clock.")));
 }
 
+void inject_write_delay(int64_t delay_ms) {
+	check_fault_injection();
+	if (delay_ms < 0 || delay_ms > kMaxWriteDelayMs)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("write delay %lld ms is out of range", static_cast<long long>(delay_ms)),
+		                errhint("Use a delay from 0 to %lld ms.", static_cast<long long>(kMaxWriteDelayMs))));
+	SharedState &state = preloaded();
+	__atomic_store_n(&state.write_delay_ms, delay_ms, __ATOMIC_RELAXED);
+	ereport(WARNING, (errmsg("snowflake: fault injected: every reservation write now takes %lld ms longer",
+	                         static_cast<long long>(delay_ms))));
+}
+
 int64_t next_id() {
 	SharedState &state = preloaded();
-	const Policy policy = current_policy();
+	const Policy policy = policy_now(state);
 	// The common case under the lock, and nothing else: once this server has issued an ID (so it
 	// is not a standby, not blocked, and has settled its timeline), one more in the same or a
 	// later millisecond needs no Step, no logging and no reservation.
@@ -408,7 +563,7 @@ int64_t next_id() {
 
 IdBlock next_block(int64_t count) {
 	SharedState &state = preloaded();
-	const Policy policy = current_policy();
+	const Policy policy = policy_now(state);
 	const int32_t most = policy.layout.max_seq() + 1;
 	if (count < 1 || count > most)
 		ereport(ERROR,
@@ -493,10 +648,62 @@ Stats read_stats() {
 	snap.recorded_epoch_ms = state.recorded_epoch_ms;
 	snap.generator = state.generator;
 	snap.clock_offset_ms = __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED);
+	snap.write_latency_us = state.write_latency_us;
 	LWLockRelease(state.lock);
+	snap.lead_ms = reservation_lead_ms(snap.write_latency_us);
 	snap.waits = __atomic_load_n(&state.waits, __ATOMIC_RELAXED);
 	snap.wait_ms = __atomic_load_n(&state.wait_us, __ATOMIC_RELAXED) / 1000;
+	snap.renewals = __atomic_load_n(&state.renewals, __ATOMIC_RELAXED);
+	snap.caller_writes = __atomic_load_n(&state.caller_writes, __ATOMIC_RELAXED);
+	snap.caller_waits = __atomic_load_n(&state.caller_waits, __ATOMIC_RELAXED);
 	return snap;
+}
+
+namespace {
+extern "C" {
+// on_shmem_exit in the renewal worker: callers stop waking it.
+static void forget_renewer(int, Datum) {
+	if (shared != nullptr)
+		__atomic_store_n(&shared->renewer_latch, static_cast<Latch *>(nullptr), __ATOMIC_RELEASE);
+}
+}
+} // namespace
+
+void renew_reservations() {
+	SharedState &state = *shared; // inherited from the postmaster, which created it
+	on_shmem_exit(forget_renewer, 0);
+	__atomic_store_n(&state.renewer_latch, MyLatch, __ATOMIC_RELEASE);
+	for (;;) {
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending) {
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		const Policy policy = policy_now(state);
+		LWLockAcquire(state.lock, LW_EXCLUSIVE);
+		const int64_t now_ms = generator_clock_us(state) / 1000;
+		const Renewal renewal =
+		    state.blocked == Blocked::No ? state.generator.renewal(now_ms, policy) : Renewal{-1, -1};
+		const bool claimed = renewal.target_tick >= 0 && __atomic_load_n(&state.writing, __ATOMIC_RELAXED) == 0;
+		if (claimed)
+			__atomic_store_n(&state.writing, 1, __ATOMIC_RELAXED);
+		const uint32_t timeline = state.timeline;
+		LWLockRelease(state.lock);
+		// Idle, or another process writing (it wakes this one when done): look again within a second.
+		int64_t sleep_ms = 1000;
+		if (claimed) {
+			if (write_reservation(state, renewal.target_tick, timeline, LOG)) {
+				__atomic_fetch_add(&state.renewals, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			// A failed write was logged; the next try comes a second later, or from a caller that needs it.
+		} else if (renewal.due_unix_ms >= 0) {
+			sleep_ms = std::clamp<int64_t>(renewal.due_unix_ms - now_ms, 1, 1000);
+		}
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, static_cast<long>(sleep_ms),
+		                wait_event(WaitFor::Renewer));
+		ResetLatch(MyLatch);
+	}
 }
 
 } // namespace snowflake

@@ -12,6 +12,9 @@
 #include <iterator>
 
 extern "C" {
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "tcop/tcopprot.h"
 #include "tcop/utility.h"
 #include "utils/guc_tables.h"
 }
@@ -20,6 +23,7 @@ extern "C" {
 SNOWFLAKE_MODULE_MAGIC;
 
 PGDLLEXPORT void _PG_init(void);
+PGDLLEXPORT void snowflake_renewer_main(Datum);
 }
 
 namespace snowflake {
@@ -334,6 +338,21 @@ static void snowflake_process_utility(PlannedStmt *pstmt, const char *query, boo
 } // extern "C"
 #endif
 
+// Registers the background worker that renews the durable reservation ahead of need (shmem.hpp),
+// started once recovery is over (a standby issues no IDs) and again a second after it exits.
+void register_renewer() {
+	BackgroundWorker worker;
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	snprintf(worker.bgw_library_name, sizeof(worker.bgw_library_name), "snowflake");
+	snprintf(worker.bgw_function_name, sizeof(worker.bgw_function_name), "snowflake_renewer_main");
+	snprintf(worker.bgw_name, sizeof(worker.bgw_name), "snowflake reservation renewer");
+	snprintf(worker.bgw_type, sizeof(worker.bgw_type), "snowflake reservation renewer");
+	RegisterBackgroundWorker(&worker);
+}
+
 // Installs the hook that gives SET of a snowflake setting its hint.
 void install_utility_hook() {
 #if SNOWFLAKE_UTILITY_HOOK
@@ -361,5 +380,14 @@ void _PG_init(void) {
 	snowflake::check_epoch_suits_layout();
 	snowflake::log_settings_in_effect();
 	snowflake::install_shmem_hooks();
+	snowflake::register_renewer();
 	snowflake::install_utility_hook();
+}
+
+// The renewal worker's entry point: the usual signal handling, then the loop (shmem.cpp).
+void snowflake_renewer_main(Datum) {
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	snowflake::renew_reservations();
 }

@@ -1,8 +1,8 @@
 // Reading and writing $PGDATA/snowflake.state (see state_file.hpp for what it
-// holds and why it is a file): a fixed-size image with a magic number, a
-// version (2; version 1 files from 0.1.0 are still read, as the twitter layout)
-// and a CRC-32C, written aside and moved into place with
-// durable_rename, so it is replaced atomically and survives a crash.
+// holds, how and why): a fixed-size image with a magic number, a version (3;
+// versions 1 and 2, from 0.1.0 and 0.2.0, are still read) and a CRC-32C,
+// written in place with one fsync, or created aside and moved into place with
+// durable_rename when there is none.
 #include "state_file.hpp"
 
 #include "pg_boundary.hpp"
@@ -23,7 +23,6 @@ namespace snowflake {
 namespace {
 
 constexpr uint32_t kMagic = 0x46574e53; // "SNWF"
-constexpr uint32_t kVersion = 2;         // written since 0.2.0; version 1 (0.1.0) is still read
 constexpr const char *kTempFile = "snowflake.state.tmp";
 constexpr const char *kControlFile = "global/pg_control"; // PostgreSQL's XLOG_CONTROL_FILE, the same in every version
 
@@ -43,8 +42,8 @@ struct ImageV1 {
 };
 static_assert(sizeof(ImageV1) == 48, "the version 1 image has no hidden padding");
 
-// The bytes on disk since version 2: version 1's fields, then the unit, reserved_tick in ticks.
-struct Image {
+// The bytes 0.2.0 wrote (version 2): version 1's fields, then the unit, reserved_tick in ticks.
+struct ImageV2 {
 	uint32_t magic;
 	uint32_t version;
 	int64_t epoch_ms;
@@ -58,7 +57,27 @@ struct Image {
 	pg_crc32c crc;
 	uint32_t zero2;
 };
-static_assert(sizeof(Image) == 56, "the image has no hidden padding");
+static_assert(sizeof(ImageV2) == 56, "the version 2 image has no hidden padding");
+
+// The bytes on disk since version 3: version 2's fields, then who wrote it and how fast it writes.
+struct Image {
+	uint32_t magic;
+	uint32_t version;
+	int64_t epoch_ms;
+	int32_t time_bits;
+	int32_t node_bits;
+	int32_t seq_bits;
+	uint32_t timeline;
+	int64_t reserved_tick;
+	int32_t unit_ms;
+	uint32_t zero1;
+	uint64_t system_identifier;
+	int64_t write_latency_us;
+	pg_crc32c crc;
+	uint32_t zero2;
+};
+static_assert(sizeof(Image) == 72, "the image has no hidden padding");
+static_assert(sizeof(Image) <= 512, "the image fits in one sector, written in place as one write");
 
 // The CRC-32C of the first length bytes of an image, which end where its crc field starts.
 pg_crc32c image_crc(const void *image, size_t length) {
@@ -78,12 +97,21 @@ const char *record_problem(const StateRecord &record) {
 		return "Its epoch is outside 1970 to 9999.";
 	if (record.reserved_tick < 0 || record.reserved_tick > record.layout.max_time())
 		return "Its reservation lies outside the layout's time field.";
-	if (record.timeline == 0)
-		return "Its timeline is 0.";
+	if (record.write_latency_us < 0 || record.write_latency_us > kMaxLeadMs * 1000)
+		return "Its write latency is outside 0 to 10 s.";
 	return nullptr;
 }
 
-// The record in got bytes of buffer, if they are a whole, valid image of version 1 or 2.
+// The image of type T in got bytes of buffer, if it is whole and its CRC matches.
+template <typename T>
+bool whole_image(const unsigned char *buffer, ssize_t got, T &image) {
+	if (got != static_cast<ssize_t>(sizeof(T)))
+		return false;
+	std::memcpy(&image, buffer, sizeof(T));
+	return EQ_CRC32C(image.crc, image_crc(&image, offsetof(T, crc)));
+}
+
+// The record in got bytes of buffer, if they are a whole, valid image of version 1, 2 or 3.
 bool decode_image(const unsigned char *buffer, ssize_t got, StateRecord &record) {
 	uint32_t head[2];
 	if (got < static_cast<ssize_t>(sizeof(head)))
@@ -91,25 +119,41 @@ bool decode_image(const unsigned char *buffer, ssize_t got, StateRecord &record)
 	std::memcpy(head, buffer, sizeof(head));
 	if (head[0] != kMagic)
 		return false;
-	if (head[1] == 1 && got == static_cast<ssize_t>(sizeof(ImageV1))) {
-		ImageV1 v1;
-		std::memcpy(&v1, buffer, sizeof(v1));
-		if (!EQ_CRC32C(v1.crc, image_crc(&v1, offsetof(ImageV1, crc))))
-			return false;
+	if (ImageV1 v1; head[1] == 1 && whole_image(buffer, got, v1)) {
 		record = StateRecord{v1.epoch_ms, Layout{v1.time_bits, v1.node_bits, v1.seq_bits, 1}, v1.reserved_ms,
-		                     v1.timeline};
+		                     v1.timeline, 0, 0, 1};
 		return true;
 	}
-	if (head[1] == kVersion && got == static_cast<ssize_t>(sizeof(Image))) {
-		Image image;
-		std::memcpy(&image, buffer, sizeof(image));
-		if (!EQ_CRC32C(image.crc, image_crc(&image, offsetof(Image, crc))))
-			return false;
-		record = StateRecord{image.epoch_ms, Layout{image.time_bits, image.node_bits, image.seq_bits, image.unit_ms},
-		                     image.reserved_tick, image.timeline};
+	if (ImageV2 v2; head[1] == 2 && whole_image(buffer, got, v2)) {
+		record = StateRecord{v2.epoch_ms, Layout{v2.time_bits, v2.node_bits, v2.seq_bits, v2.unit_ms},
+		                     v2.reserved_tick, v2.timeline, 0, 0, 2};
+		return true;
+	}
+	if (Image v3; head[1] == kStateVersion && whole_image(buffer, got, v3)) {
+		record = StateRecord{v3.epoch_ms, Layout{v3.time_bits, v3.node_bits, v3.seq_bits, v3.unit_ms},
+		                     v3.reserved_tick, v3.timeline, v3.system_identifier, v3.write_latency_us, 3};
 		return true;
 	}
 	return false;
+}
+
+// Creates the file from image: written aside, fsynced, renamed into place, the directory fsynced.
+bool create_state(const Image &image, int elevel) {
+	const int fd = open(kTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+	if (fd < 0) {
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", kTempFile)));
+		return false;
+	}
+	errno = 0;
+	const bool written = write(fd, &image, sizeof(image)) == static_cast<ssize_t>(sizeof(image));
+	const int write_errno = errno != 0 ? errno : ENOSPC; // a short write without errno means a full disk
+	if (close(fd) != 0 || !written) {
+		if (!written)
+			errno = write_errno;
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kTempFile)));
+		return false;
+	}
+	return durable_rename(kTempFile, kStateFile, elevel) == 0;
 }
 
 } // namespace
@@ -147,7 +191,7 @@ bool write_state(const StateRecord &record, int elevel) {
 	Image image;
 	std::memset(&image, 0, sizeof(image));
 	image.magic = kMagic;
-	image.version = kVersion;
+	image.version = kStateVersion;
 	image.epoch_ms = record.epoch_ms;
 	image.time_bits = record.layout.time_bits;
 	image.node_bits = record.layout.node_bits;
@@ -155,24 +199,41 @@ bool write_state(const StateRecord &record, int elevel) {
 	image.unit_ms = record.layout.unit_ms;
 	image.reserved_tick = record.reserved_tick;
 	image.timeline = record.timeline;
+	image.system_identifier = record.system_identifier;
+	image.write_latency_us = record.write_latency_us;
 	image.crc = image_crc(&image, offsetof(Image, crc));
 
-	const int fd = open(kTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+	const int fd = open(kStateFile, O_RDWR | PG_BINARY, 0);
+	if (fd < 0 && errno == ENOENT)
+		return create_state(image, elevel);
 	if (fd < 0) {
-		ereport(elevel, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", kTempFile)));
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", kStateFile)));
 		return false;
 	}
+	// One write inside the first sector, then one fsync: the record is replaced whole or not at all.
 	errno = 0;
-	const bool written = write(fd, &image, sizeof(image)) == static_cast<ssize_t>(sizeof(image));
-	const int write_errno = errno != 0 ? errno : ENOSPC; // a short write without errno means a full disk
-	if (close(fd) != 0 || !written) {
-		if (!written)
-			errno = write_errno;
-		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kTempFile)));
+	if (pwrite(fd, &image, sizeof(image), 0) != static_cast<ssize_t>(sizeof(image))) {
+		if (errno == 0)
+			errno = ENOSPC;
+		const int write_errno = errno;
+		close(fd);
+		errno = write_errno;
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kStateFile)));
 		return false;
 	}
-	// Fsyncs the new file, renames it over the old one, and fsyncs the directory.
-	return durable_rename(kTempFile, kStateFile, elevel) == 0;
+	if (pg_fsync(fd) != 0) {
+		const int fsync_errno = errno;
+		close(fd);
+		errno = fsync_errno;
+		// Nothing counts on this write: the next one rewrites the whole record and fsyncs it again.
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not fsync file \"%s\": %m", kStateFile)));
+		return false;
+	}
+	if (close(fd) != 0) {
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not close file \"%s\": %m", kStateFile)));
+		return false;
+	}
+	return true;
 }
 
 bool cluster_shut_down_cleanly() {

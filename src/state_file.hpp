@@ -1,21 +1,35 @@
 // The durable high-water mark: $PGDATA/snowflake.state, a small CRC-checked
-// record of the layout IDs were issued with (epoch, bit widths and tick), of the
-// reservation (a time no issued ID exceeds), and of the WAL timeline it was
-// written on. The generator never issues an ID
-// past the recorded reservation, so after any restart or crash, resuming
-// above it can never repeat an ID, whatever the clock says.
+// record of which cluster wrote it (pg_control's system identifier), the
+// layout IDs are issued with (epoch, bit widths and tick), the reservation (a
+// time no issued ID exceeds), the WAL timeline it was made on, and how long
+// the last writes took. The generator never issues an ID past the recorded
+// reservation, so after any restart or crash, resuming above it can never
+// repeat an ID, whatever the clock says.
+//
+// How it is written. The postmaster creates the file at the first start with
+// snowflake preloaded, before any ID, so that the epoch and layout are on
+// record for every server that decodes IDs, not only those that issue them;
+// it rewrites an older version's file, or another cluster's, at start. After
+// that every reservation is one write of the record in place, inside the
+// first 512-byte sector, and one fsync, as PostgreSQL writes pg_control:
+// a sector write is taken to be atomic, and a torn one would fail the CRC
+// (the file is then reported damaged, never trusted). Only a missing file is
+// created aside and renamed into place (durable_rename).
+//
+// Who writes, and when (shmem.hpp has the protocol): a reservation reaches one
+// lead past the clock (generator.hpp: four writes' time, 200 ms to 10 s), and
+// the background worker "snowflake reservation" renews it when half a lead is
+// left, outside the generator's lock. A caller writes only when it finds the
+// reservation spent (the first ID after an idle spell, or a renewal that fell
+// behind), also outside the lock; others then wait for that write on a
+// condition variable, cancellably.
 //
 // Why a file and not WAL: a reservation must be durable before the ID that
 // needs it is returned, from inside snowflake_nextval(), which may run in a
 // read-only or aborted-later transaction. WAL-logging it would take either a
-// custom resource manager (PG15+, with a registered ID, and replayed by every
-// standby) or a table write with its own transaction and buffer lock in the
-// hot path. A file written aside, fsynced and renamed into place
-// (durable_rename) costs one small write per reservation step (half of
-// snowflake.max_clock_drift, so twice a second by default; durable_rename
-// fsyncs the new file, the old one and the directory), needs nothing
-// from the transaction system, and is atomic: a reader sees the old record or
-// the new one, never a torn one.
+// custom resource manager (registered, and replayed by every standby) or a
+// table write with its own transaction in the hot path; the file needs
+// nothing from the transaction system.
 //
 // What that means for copies of the data directory:
 // - pg_basebackup and file-level backups copy the file as it was when copied.
@@ -25,7 +39,14 @@
 //   timeline than the file's begins above now + snowflake.max_clock_drift
 //   (see shmem.cpp) before it writes the new timeline, so that floor survives
 //   a restart too. A promoted standby should still get a node ID of its own
-//   (README, "Guarantees and failure modes").
+//   (docs/many-servers.md).
+// - A file written by another cluster (another system identifier: copied in
+//   by hand, or a data directory assembled from two) is not trusted: the
+//   server begins above now + snowflake.max_clock_drift, as after a promotion,
+//   logs it, and records itself. A file-level backup of this cluster restored
+//   over its data directory has the same identifier and an older
+//   reservation: like PITR without a new timeline, only the clock keeps new
+//   IDs above the ones issued after that backup (docs/guarantees.md).
 // - pg_upgrade starts a new data directory without the file: the first start
 //   after it relies on the clock, as a brand-new server does.
 // - A different epoch or layout (snowflake.layout) at start is refused: generation and decoding stop with
@@ -43,10 +64,13 @@ constexpr const char *kStateFile = "snowflake.state";
 
 // What the file records.
 struct StateRecord {
-	int64_t epoch_ms;      // the epoch IDs were issued with
-	Layout layout;         // the layout they were issued with (a version 1 file: twitter's)
-	int64_t reserved_tick; // no ID issued has a time (ticks of layout since the epoch) above this
-	uint32_t timeline;     // the WAL timeline the server was on when it wrote this
+	int64_t epoch_ms;           // the epoch IDs were issued with
+	Layout layout;              // the layout they were issued with (a version 1 file: twitter's)
+	int64_t reserved_tick;      // no ID issued has a time (ticks of layout since the epoch) above this
+	uint32_t timeline;          // the WAL timeline the server was on when it wrote this (0: not known)
+	uint64_t system_identifier; // pg_control's, of the cluster that wrote it (0: a file older than 0.3.0)
+	int64_t write_latency_us;   // the write latency estimate when it was written (0: none yet)
+	uint32_t version;           // the version read (1, 2 or 3); written: always the current one
 };
 
 enum class StateRead {
@@ -59,7 +83,11 @@ enum class StateRead {
 // Reads the record; never raises an ERROR (it runs in the postmaster), but logs what is wrong.
 StateRead read_state(StateRecord &record);
 
-// Makes record durable, replacing the file atomically; false (after an ereport at elevel) on failure.
+// The version of the record write_state() writes.
+constexpr uint32_t kStateVersion = 3;
+
+// Makes record durable: in place with one fsync, or, when there is no file, created aside and renamed
+// into place; false (after an ereport at elevel, with PostgreSQL's wording and SQLSTATE) on failure.
 bool write_state(const StateRecord &record, int elevel);
 
 // Whether pg_control records a clean shutdown (the checkpointer's last word before the postmaster

@@ -387,7 +387,14 @@ TEST(Restart, ImmediateStopAndPostmasterKillResumeAboveEveryOldIdWithTheClock30s
 			    "SELECT (extract(epoch FROM reserved_until) * 1000)::bigint FROM snowflake_stats()";
 			long long reserved = 0;
 			{
+				// Once the last ID is two leads old, the renewal worker has nothing more to renew.
 				pqxx::connection before = server.connect();
+				ASSERT_TRUE(wait_until(
+				    [&] {
+					    return query_int(before, "SELECT (s.last_id_time < clock_timestamp() - 2 * r.lead_ms * "
+					                             "interval '1 ms')::int FROM snowflake_stats() s, snowflake_reservation() r") == 1;
+				    },
+				    10s));
 				reserved = query_int(before, reserved_ms);
 			}
 			server.stop("immediate");

@@ -198,8 +198,8 @@ TEST(Layouts, AStateFileWrittenBy010IsReadAsTheTwitterLayout) {
 		EXPECT_GT(kTwitter.decompose(first).time, reserved_ms);
 		EXPECT_EQ(query_int(conn, "SELECT (state = 'ok')::int FROM snowflake_stats()"), 1);
 	}
-	// The next reservation rewrote it as version 2 (56 bytes), which this version reads back.
-	EXPECT_EQ(file_size(server.data_file("snowflake.state")), 56);
+	// The start rewrote it as version 3 (72 bytes, with this cluster's identity), read back below.
+	EXPECT_EQ(file_size(server.data_file("snowflake.state")), 72);
 	server.stop();
 	ASSERT_TRUE(server.start());
 	{
@@ -313,17 +313,17 @@ TEST(StateFile, CraftedRecordsAreRefusedSayingWhatIsWrong) {
 	const int64_t now_ms = unix_ms() - kTwitterEpochMs;
 	const struct {
 		const char *what;
+		int64_t epoch_ms;
 		int32_t unit_ms;
 		int64_t reserved_tick;
-		uint32_t timeline;
 		const char *detail;
 	} cases[] = {
-	    {"reserved_tick = INT64_MAX", 1, INT64_MAX, 1, "Its reservation lies outside the layout's time field."},
-	    {"unit_ms = 0", 0, now_ms, 1, "The unit must be 1ms, 10ms or 1s."},
-	    {"timeline = 0", 1, now_ms, 0, "Its timeline is 0."},
+	    {"reserved_tick = INT64_MAX", kTwitterEpochMs, 1, INT64_MAX, "Its reservation lies outside the layout's time field."},
+	    {"unit_ms = 0", kTwitterEpochMs, 0, now_ms, "The unit must be 1ms, 10ms or 1s."},
+	    {"epoch_ms = -1", -1, 1, now_ms, "Its epoch is outside 1970 to 9999."},
 	};
 	for (const auto &c : cases) {
-		write_v2_state(server.data_file("snowflake.state"), kTwitterEpochMs, c.unit_ms, c.reserved_tick, c.timeline);
+		write_v2_state(server.data_file("snowflake.state"), c.epoch_ms, c.unit_ms, c.reserved_tick, 1);
 		ASSERT_TRUE(server.start()) << c.what;
 		pqxx::connection conn = server.connect();
 		exec(conn, {"CREATE EXTENSION IF NOT EXISTS snowflake"});
@@ -335,21 +335,32 @@ TEST(StateFile, CraftedRecordsAreRefusedSayingWhatIsWrong) {
 }
 
 TEST(StateFile, WriteErrorsHaveTheirOwnSqlstates) {
-	// Nothing is issued without a durable reservation: a directory where the temporary file goes is 42809,
-	// a read-only one 42501; once the obstacle is gone, IDs flow again.
+	// Nothing is issued without a durable reservation. The file is written in place: a directory in
+	// its place is 42809, a read-only file 42501; a missing one is created aside, and a directory
+	// where that temporary file goes is 42809 too. Once the obstacle is gone, IDs flow again.
 	Server server("state_write_errors", {kPreload, "snowflake.node = 3"});
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
 	exec(conn, {"CREATE EXTENSION snowflake"});
+	const std::string file = server.data_file("snowflake.state");
+	const std::string aside = server.data_file("snowflake.state.aside");
 	const std::string tmp = server.data_file("snowflake.state.tmp");
+	ASSERT_EQ(::rename(file.c_str(), aside.c_str()), 0);
+	ASSERT_EQ(::mkdir(file.c_str(), 0700), 0);
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42809");
+	ASSERT_EQ(::rmdir(file.c_str()), 0);
+	ASSERT_EQ(::rename(aside.c_str(), file.c_str()), 0);
+	ASSERT_EQ(::chmod(file.c_str(), 0400), 0);
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42501");
+	ASSERT_EQ(::unlink(file.c_str()), 0);
 	ASSERT_EQ(::mkdir(tmp.c_str(), 0700), 0);
 	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42809");
 	ASSERT_EQ(::rmdir(tmp.c_str()), 0);
-	std::ofstream(tmp).put('x');
-	ASSERT_EQ(::chmod(tmp.c_str(), 0400), 0);
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42501");
-	ASSERT_EQ(::unlink(tmp.c_str()), 0);
 	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "");
+	EXPECT_EQ(file_size(file), 72);
+	EXPECT_TRUE(server.wait_for_log("could not open file \"snowflake.state\": Is a directory", 5s));
+	EXPECT_TRUE(server.wait_for_log("could not open file \"snowflake.state\": Permission denied", 5s));
+	EXPECT_TRUE(server.wait_for_log("could not create file \"snowflake.state.tmp\": Is a directory", 5s));
 }
 
 } // namespace

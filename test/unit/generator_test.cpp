@@ -299,27 +299,100 @@ TEST(Epoch, Validation) {
 	EXPECT_NE(epoch_problem(kTwitter, kTwitterEpochMs, end_of_time + 1), nullptr);
 }
 
-TEST(Reservation, FirstIdAsksForOneThenIdsWithinItDoNot) {
+TEST(Reservation, FirstIdAsksForOneLeadThenIdsWithinItDoNot) {
 	GeneratorState state = fresh();
 	const Step first = state.next(kT0, kNode, borrow());
 	ASSERT_EQ(first.status, Status::Reserve);
-	EXPECT_EQ(first.reserve_tick, kT0 - kEpoch + 500); // half the 1 s drift bound
+	EXPECT_EQ(first.reserve_tick, kT0 - kEpoch + kMinLeadMs); // one lead, whatever the drift bound
+	EXPECT_EQ(state.next(kT0, kNode, borrow(3600000)).reserve_tick, kT0 - kEpoch + kMinLeadMs);
 	EXPECT_EQ(state.last_id, -1);
 	state.reserved(first.reserve_tick);
-	for (int64_t ms = 0; ms <= 500; ms += 100)
+	for (int64_t ms = 0; ms <= kMinLeadMs; ms += 50)
 		EXPECT_EQ(state.next(kT0 + ms, kNode, borrow()).status, Status::Issued) << ms;
-	const Step past = state.next(kT0 + 501, kNode, borrow());
+	const Step past = state.next(kT0 + kMinLeadMs + 1, kNode, borrow());
 	ASSERT_EQ(past.status, Status::Reserve);
-	EXPECT_EQ(past.reserve_tick, kT0 + 501 - kEpoch + 500);
+	EXPECT_EQ(past.reserve_tick, kT0 + kMinLeadMs + 1 - kEpoch + kMinLeadMs);
 	EXPECT_EQ(state.counters.reservations, 1);
 }
 
-TEST(Reservation, StepIsAtLeastTenMilliseconds) {
-	EXPECT_EQ(reservation_step_ticks(borrow(0)), 10);
-	EXPECT_EQ(reservation_step_ticks(borrow(20)), 10);
-	EXPECT_EQ(reservation_step_ticks(borrow(1000)), 500);
+TEST(Reservation, LeadIsFourWritesBetweenItsBounds) {
+	EXPECT_EQ(reservation_lead_ms(0), kMinLeadMs);
+	EXPECT_EQ(reservation_lead_ms(50000), kMinLeadMs); // 4 x 50 ms = 200 ms
+	EXPECT_EQ(reservation_lead_ms(300000), 1200);      // an fsync delayed 300 ms
+	EXPECT_EQ(reservation_lead_ms(300001), 1201);      // rounded up
+	EXPECT_EQ(reservation_lead_ms(60000000), kMaxLeadMs);
+	Policy slow = borrow();
+	slow.lead_ms = reservation_lead_ms(300000);
 	GeneratorState state = fresh();
-	EXPECT_EQ(state.next(kT0, kNode, borrow(0)).reserve_tick, kT0 - kEpoch + 10);
+	EXPECT_EQ(state.next(kT0, kNode, slow).reserve_tick, kT0 - kEpoch + 1200);
+}
+
+TEST(Reservation, LatencyEstimateRisesAtOnceAndFallsSlowly) {
+	EXPECT_EQ(next_write_latency_us(0, 300000), 300000);
+	EXPECT_EQ(next_write_latency_us(1000, 300000), 300000);
+	EXPECT_EQ(next_write_latency_us(300000, 0), 262500); // an eighth of the way down
+	int64_t estimate = 300000;
+	for (int i = 0; i < 200; ++i)
+		estimate = next_write_latency_us(estimate, 100);
+	EXPECT_EQ(estimate, 100); // reaches a steady fast disk
+	EXPECT_EQ(next_write_latency_us(100, -5), 87);
+}
+
+TEST(Reservation, AnIdBorrowedPastTheLeadReservesOnlyItsOwnTick) {
+	// The clock stepped back 500 ms, and blocks of a whole tick each use up the ticks up to the
+	// reservation (one lead past the last ID): the next tick is reserved exactly, not one lead past it.
+	GeneratorState state = fresh();
+	issue(state, kT0 + 500, borrow());
+	ASSERT_EQ(state.reserved_tick, kT0 + 700 - kEpoch);
+	for (int64_t tick = 501; tick <= 700; ++tick)
+		ASSERT_EQ(state.next(kT0, kNode, borrow(), kTwitter.max_seq() + 1).status, Status::Issued) << tick;
+	const Step next = state.next(kT0, kNode, borrow(), kTwitter.max_seq() + 1);
+	ASSERT_EQ(next.status, Status::Reserve);
+	EXPECT_EQ(next.reserve_tick, kT0 + 701 - kEpoch);
+}
+
+TEST(Reservation, RepeatedCrashRestartsNeverLeadTheClockByMoreThanOneLead) {
+	// Each cycle: restart above what the file holds, issue, "crash". With the clock standing
+	// still, the reservation creeps up one tick per cycle at most; it never compounds leads.
+	int64_t on_disk = -1;
+	for (int cycle = 0; cycle < 50; ++cycle) {
+		GeneratorState state = fresh();
+		if (on_disk >= 0)
+			state.resume_above(on_disk);
+		issue(state, kT0, borrow(60000));
+		on_disk = state.reserved_tick;
+	}
+	EXPECT_LE(on_disk, kT0 - kEpoch + kMinLeadMs + 50);
+	// A clock then set back 10 s, well within the 60 s bound, still issues.
+	GeneratorState state = fresh();
+	state.resume_above(on_disk);
+	EXPECT_EQ(step_at(state, kT0 - 10000, borrow(60000)).status, Status::Issued);
+}
+
+TEST(Renewal, RenewsHalfALeadBeforeTheEndWhileIdsFlow) {
+	const Policy policy = borrow();
+	GeneratorState state = fresh();
+	issue(state, kT0, policy); // reserved up to kT0 + 200
+	EXPECT_EQ(state.reserved_tick, kT0 - kEpoch + 200);
+	const Renewal early = state.renewal(kT0, policy);
+	EXPECT_EQ(early.target_tick, -1);
+	EXPECT_EQ(early.due_unix_ms, kT0 + 100);
+	issue(state, kT0 + 100, policy);
+	const Renewal due = state.renewal(kT0 + 100, policy);
+	EXPECT_EQ(due.target_tick, kT0 + 100 - kEpoch + 200);
+	state.reserved(due.target_tick);
+	EXPECT_EQ(state.renewal(kT0 + 100, policy).due_unix_ms, kT0 + 200);
+}
+
+TEST(Renewal, AnIdleServerIsNotRenewedUntilWoken) {
+	const Policy policy = borrow();
+	GeneratorState idle = fresh();
+	EXPECT_EQ(idle.renewal(kT0, policy).target_tick, -1); // nothing issued since start
+	EXPECT_EQ(idle.renewal(kT0, policy).due_unix_ms, -1);
+	issue(idle, kT0, policy);
+	const Renewal later = idle.renewal(kT0 + 5000, policy); // the last ID is 5 s old
+	EXPECT_EQ(later.target_tick, -1);
+	EXPECT_EQ(later.due_unix_ms, -1);
 }
 
 TEST(Floor, RestartResumesAboveTheRecordedReservation) {
@@ -354,16 +427,16 @@ TEST(Floor, AClockFarBehindTheFloorIsAnError) {
 	EXPECT_EQ(kTwitter.decompose(wide.id).time, kT0 - kEpoch + 1);
 }
 
-TEST(Floor, ReservationSlackBeyondTheBoundIsWaitedOutNotAnError) {
-	// IDs borrowed the whole 1 s bound and the reservation reached 500 ms further: after a
-	// crash the floor is 1.5 s ahead of the clock.
+TEST(Floor, OneLeadBeyondTheBoundIsWaitedOutNotAnError) {
+	// IDs borrowed the whole 1 s bound and the reservation reached one lead (200 ms) further:
+	// after a crash the floor is 1.2 s ahead of the clock.
 	GeneratorState state = fresh();
-	state.resume_above(kT0 - kEpoch + 1500);
+	state.resume_above(kT0 - kEpoch + 1200);
 	const Step step = step_at(state, kT0, borrow());
 	EXPECT_EQ(step.status, Status::Wait);
-	EXPECT_EQ(step.wait_ticks, 501);
+	EXPECT_EQ(step.wait_ticks, 201);
 	GeneratorState further = fresh();
-	further.resume_above(kT0 - kEpoch + 1501);
+	further.resume_above(kT0 - kEpoch + 1201);
 	EXPECT_EQ(step_at(further, kT0, borrow()).status, Status::ClockBehind);
 }
 

@@ -167,7 +167,7 @@ TEST(Units, SecondTicksWaitWholeSeconds) {
 	ASSERT_EQ(parse_layout("time=32,unit=1s,node=21,seq=10", spec), nullptr);
 	const Policy policy = policy_for(spec.layout, kTwitterEpochMs, ClockPolicy::Wait);
 	EXPECT_EQ(policy.max_drift_ticks(), 1);
-	EXPECT_EQ(reservation_step_ticks(policy), 1); // 500 ms rounds up to one tick
+	EXPECT_EQ(policy.lead_ticks(), 1); // 200 ms rounds up to one tick
 	GeneratorState state = fresh();
 	const int64_t second = kT0 - kT0 % 1000 + (kTwitterEpochMs % 1000); // a tick's start
 	for (int32_t i = 0; i <= spec.layout.max_seq(); ++i)
