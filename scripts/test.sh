@@ -120,9 +120,11 @@ if on_host; then
 else
   suite clients bash "$ROOT/test/clients/run.sh" python php pgbouncer
 fi
-# Benchmarks in quick mode, so they keep working; they assert nothing about speed.
+# Benchmarks in quick mode, so they keep working; they assert nothing about speed. The slow-disk
+# benchmark runs the postmaster under strace, on the host only.
 bench() {
-  bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick
+  bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick &&
+    { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
 }
 suite bench bench
 # Multi-master: two servers replicating one table both ways (test/servers/multimaster.sh): pglogical
