@@ -123,7 +123,7 @@ static bool check_layout(char **newval, void **extra, GucSource) {
 		problem = epoch_problem(spec.layout, epoch_ms == layout_setting.epoch_ms ? spec.epoch_ms : epoch_ms,
 		                        unix_now_ms());
 		if (problem != nullptr)
-			GUC_check_errhint("The server would refuse to start with it. Set snowflake.epoch first to a later "
+			GUC_check_errhint("The server would issue no ID with it. Set snowflake.epoch first to a later "
 			                  "one that suits it, or choose more time bits or a longer unit.");
 	}
 	if (problem != nullptr) {

@@ -8,6 +8,7 @@
 # `patronictl switchover`, then kill -9 of the new leader's Patroni and
 # postmaster (the machine dies), and that member's Patroni started again.
 # Asserts: no duplicate ID, no acknowledged ID missing on the final leader,
+# on each node every ID above the ones acknowledged before it,
 # every ID on the node of the member that issued it, and every member's node
 # intact, the old leader having come back through pg_rewind. Prints the outage
 # times (never asserted). Data under build/servers/patroni; everything is
@@ -148,6 +149,11 @@ check "no acknowledged ID missing on the final leader" [ "$missing" -eq 0 ]
 wrong=$(sql "$NEW" "SELECT count(*) FROM (VALUES $(awk -F'|' '{printf "%s(%s,%s)", (NR > 1 ? "," : ""), $1, $2}' "$TOP/acked")) a(id, port)
   WHERE (snowflake_parse(id)).node <> port - 56419")
 check "every ID on the node of the member that issued it" [ "$wrong" -eq 0 ]
+# On each node, every ID is above the ones that node issued before, across the switchover and the
+# failover (IDs of this era have 19 digits: compared as text, by length first).
+backwards=$(awk -F'|' '($2 in last) && (length($1) < length(last[$2]) || (length($1) == length(last[$2]) && $1 "" <= last[$2] "")) { bad++ }
+  { last[$2] = $1 } END { print bad + 0 }' "$TOP/acked")
+check "on each node, every ID above the ones acknowledged before it" [ "$backwards" -eq 0 ]
 for n in 1 2 3; do
   check "m$n keeps snowflake.node = $n" [ "$(sql m$n 'SHOW snowflake.node')" = "$n" ]
 done

@@ -47,6 +47,11 @@ test('trap: json_agg / json_build_object of a bigint is parsed by JSON.parse and
     "SELECT id::text AS exact, json_build_object('id', id) AS j FROM snowflake_nextval_block(4) b, generate_series(lower(b), upper(b) - 1) id WHERE id % 2 = 1 LIMIT 1");
   assert.equal(typeof r.j.id, 'number');
   assert.notEqual(String(BigInt(r.j.id)), r.exact);
+  const { rows: [a] } = await client.query(
+    "SELECT json_agg(id) AS j, json_agg(id::text) AS fixed, array_agg(id::text) AS exact FROM snowflake_nextval_block(4) b, generate_series(lower(b), upper(b) - 1) id WHERE id % 2 = 1");
+  assert.ok(a.j.every((n) => typeof n === 'number'));
+  assert.ok(a.j.some((n, i) => String(BigInt(n)) !== a.exact[i]));
+  assert.deepEqual(a.fixed, a.exact); // fix: aggregate the text
   const { rows: [f] } = await client.query(
     "SELECT id::text AS exact, json_build_object('id', id::text) AS j FROM js_pg LIMIT 1");
   assert.equal(f.j.id, f.exact); // fix: cast to text inside the JSON
