@@ -47,6 +47,8 @@ check "can_issue is 1, labelled state ok, node 7, layout twitter" \
 check "ids_issued counts the 1,000 IDs" '[ "$(printf "%.0f" "$(value snowflake_ids_issued "$ok")")" -ge 1000 ]'
 check "leads are never negative" \
   'awk "\$1 ~ /^snowflake_(ids_ahead|reservation_lead)_seconds/ && \$NF < 0 { bad = 1 } END { exit bad }" <<<"$ok"'
+check "the first reservation, written by a call, is counted" \
+  '[ "$(printf "%.0f" "$(value snowflake_caller_writes "$ok")")" -ge 1 ] && [ -n "$(value snowflake_renewals "$ok")" ]'
 check "runs_out_seconds is decades away" '[ "$(printf "%.0f" "$(value snowflake_runs_out_seconds "$ok")")" -gt 1000000000 ]'
 
 # A reason to refuse (this node reserved for backfill): the gauge drops to 0 and the label says why.
