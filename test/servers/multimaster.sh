@@ -26,6 +26,17 @@ case $MODE in
 esac
 require_root
 SUITE_NAME=multimaster-$MODE
+# A failed check, or a statement that stops the suite early, shows what each server logged, so
+# that the CI log alone explains it.
+PASSED=0
+show_logs() {
+  local n
+  for n in "${!SERVER_DIR[@]}"; do
+    echo "--- $n: its last ERROR, FATAL, WARNING and CONFLICT lines"
+    grep -E 'ERROR|FATAL|WARNING|CONFLICT' "${SERVER_DIR[$n]}/log" | tail -15 || true
+  done
+}
+CLEANUPS+=('[ "$PASSED" = 1 ] || show_logs')
 HERE=$ROOT/test/servers
 WRITE_SECONDS=${WRITE_SECONDS:-12} # phase 1; the collision phases write for a third of it
 CLIENTS=2 # writers per server, each one row per transaction, about 1 ms apart
@@ -188,4 +199,5 @@ for n in n1 n2; do
 done
 check "replication is stuck, not silently resolved (a marker never arrives)" not markers_arrived 4
 grep -hE "$CONFLICT" "${SERVER_DIR[n1]}/log" "${SERVER_DIR[n2]}/log" | tail -2 | sed 's/^/log: /'
+[ "$failures" -eq 0 ] && PASSED=1
 finish
