@@ -138,6 +138,8 @@ fi
 suite node-file bash "$ROOT/test/servers/node_file.sh"
 # HA failover with Patroni and etcd (Debian 12's packages; on the host only).
 on_host && suite patroni bash "$ROOT/test/servers/patroni.sh"
+# The run command as a newcomer on this host runs it, as root, in this checkout.
+on_host && suite demo bash "$ROOT/test/demo_check.sh" "$ROOT" 56610 56611
 # The run command as a user who is not root, in a copy of the tree that user owns: sudo only
 # for make install (and apt-get), the build and the demo server as that user.
 demo_nonroot() {

@@ -32,6 +32,13 @@ echo '"postgres" ""' >"$DIR/users.txt"
 chown -R postgres "$DIR"
 runuser -u postgres -- pgbouncer -d "$DIR/pgbouncer.ini"
 trap 'kill "$(cat "$DIR/pgbouncer.pid" 2>/dev/null)" 2>/dev/null || true' EXIT
+# The daemon may not listen yet when -d returns: wait (up to 20 s) until it answers.
+for _ in $(seq 1 200); do
+  "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT" && break
+  sleep 0.1
+done
+"$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT" ||
+  { tail -20 "$DIR/pgbouncer.log"; echo "FAIL: pgbouncer does not accept connections on port $PORT"; exit 1; }
 
 psql_ -c "DROP TABLE IF EXISTS pooled_rows, pooled_ids" \
   -c "CREATE TABLE pooled_rows (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), mode text)" \

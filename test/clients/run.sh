@@ -71,7 +71,7 @@ java_clients() {
     slf4j-nop.jar geronimo-jta-1.2-spec.jar geronimo-jpa_2.0_spec.jar hibernate-commons-annotations.jar)
   rm -rf "$BUILD/clients/java" && mkdir -p "$BUILD/clients/java" &&
     javac -d "$BUILD/clients/java" -cp "$cp" "$HERE/java/HibernateBlocks.java" &&
-    java -cp "$BUILD/clients/java:$cp" HibernateBlocks
+    java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks
 }
 
 install_clients

@@ -9,6 +9,9 @@ so a later block sees the tables an earlier one made. A block that cannot run
 here carries, on the line before its fence, `<!-- not run: why; what covers
 it -->` and is counted, not run. A block meant to fail carries
 `<!-- expect error SQLSTATE -->` and must fail with exactly that SQLSTATE.
+Blocks of application code (js, python, java, xml, php, yaml) are not run
+here: each must stand, line for line, in a file under test/ or
+docs/monitoring/, which the suites that run that code read.
 Run as the postgres system user (PostgreSQL refuses root):
     run_docs.py --pg-bin DIR --work DIR [--show] [FILE.md ...]
 It prints one line per failing block (file:line, the error) and ends with
@@ -63,6 +66,49 @@ def blocks_of(path):
             i = j
         i += 1
     return found
+
+
+# Code in other languages is checked, not run: each such block must stand, line for line (indentation
+# and blank lines aside), in one file of the suites that run it.
+RECIPE_LANGUAGES = {"js", "javascript", "python", "java", "xml", "php", "yaml"}
+RECIPE_SOURCES = [os.path.join(ROOT, "test"), os.path.join(ROOT, "docs", "monitoring")]
+
+
+def recipe_blocks(path):
+    """The fenced blocks in RECIPE_LANGUAGES of a Markdown file: (line, stripped non-blank lines)."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    found, i = [], 0
+    while i < len(lines):
+        fence = lines[i].strip()
+        if fence.startswith("```") and fence[3:].strip() in RECIPE_LANGUAGES:
+            j = i + 1
+            while j < len(lines) and lines[j].strip() != "```":
+                j += 1
+            found.append((i + 1, [l.strip() for l in lines[i + 1 : j] if l.strip()]))
+            i = j
+        i += 1
+    return found
+
+
+def source_lines():
+    """Every file under RECIPE_SOURCES (node_modules aside) as its stripped non-blank lines."""
+    sources = {}
+    for top in RECIPE_SOURCES:
+        for folder, dirs, names in os.walk(top):
+            dirs[:] = [d for d in dirs if d != "node_modules"]
+            for name in names:
+                try:
+                    text = open(os.path.join(folder, name), encoding="utf-8").read()
+                except (UnicodeDecodeError, OSError):
+                    continue
+                sources[os.path.join(folder, name)] = [l.strip() for l in text.split("\n") if l.strip()]
+    return sources
+
+
+def stands_in(block, sources):
+    """Whether the block's lines appear, consecutively, in one of the sources."""
+    n = len(block)
+    return any(lines[k : k + n] == block for lines in sources.values() for k in range(len(lines) - n + 1))
 
 
 def psql(args, pg_bin, sock, db, sql):
@@ -130,6 +176,14 @@ def main():
                 else:
                     failed += 1
                     print(f"FAILED {rel}:{block.line}: {why}")
+        sources = source_lines()
+        for path in files:
+            for line, block in recipe_blocks(path):
+                if stands_in(block, sources):
+                    passed += 1
+                else:
+                    failed += 1
+                    print(f"FAILED {os.path.relpath(path, ROOT)}:{line}: this code stands in no test's source")
     finally:
         subprocess.run(ctl + ["-m", "fast", "stop"], stdout=subprocess.DEVNULL)
     print(f"docs: {passed + failed} run, {skipped} not run")

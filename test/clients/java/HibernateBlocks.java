@@ -39,7 +39,16 @@ public class HibernateBlocks {
                 return "select lower(snowflake_nextval_block(" + name.substring(13) + "))";
             if (name.startsWith("snowflake_hi_")) // pooled, Hibernate 3.6 and 4.x: the block's exclusive upper end
                 return "select upper(snowflake_nextval_block(" + name.substring(13) + "))";
-            if (name.startsWith("snowflake_oldhi_")) // 0.2.0's recipe for pooled, off by one here: only to show it fail
+            return super.getSequenceNextValString(sequenceName);
+        }
+    }
+
+    /** 0.2.0's recipe for pooled, upper(block) - 1, off by one on Hibernate 3.6: only to show it fail. */
+    public static class OldRecipeDialect extends SnowflakeDialect {
+        @Override
+        public String getSequenceNextValString(String sequenceName) {
+            String name = sequenceName.substring(sequenceName.lastIndexOf('.') + 1);
+            if (name.startsWith("snowflake_oldhi_"))
                 return "select upper(snowflake_nextval_block(" + name.substring(16) + ")) - 1";
             return super.getSequenceNextValString(sequenceName);
         }
@@ -62,22 +71,19 @@ public class HibernateBlocks {
 
     static long nodeOf(long id) { return (id >> 12) & 1023; }
 
-    static SessionFactory factory(String sequence, String optimizer) {
+    static SessionFactory factory(String sequence, String optimizer) throws java.io.IOException {
         return factory(sequence, optimizer, "none");
     }
 
-    static SessionFactory factory(String sequence, String optimizer, String hbm2ddl) {
-        String mapping = "<?xml version='1.0'?><!DOCTYPE hibernate-mapping PUBLIC '-//Hibernate/Hibernate Mapping DTD 3.0//EN'"
-            + " 'http://www.hibernate.org/dtd/hibernate-mapping-3.0.dtd'>"
-            + "<hibernate-mapping><class name='HibernateBlocks$Item' table='java_items' lazy='false'>"
-            + "<id name='id' type='long'><generator class='org.hibernate.id.enhanced.SequenceStyleGenerator'>"
-            + "<param name='sequence_name'>" + sequence + "</param><param name='increment_size'>50</param>"
-            + "<param name='optimizer'>" + optimizer + "</param></generator></id>"
-            + "<property name='v' type='string'/></class></hibernate-mapping>";
+    static SessionFactory factory(String sequence, String optimizer, String hbm2ddl) throws java.io.IOException {
+        // item.hbm.xml (its path in the system property snowflake.mapping) maps pooled blocks of 50.
+        String mapping = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(System.getProperty("snowflake.mapping"))))
+            .replace(">snowflake_hi_50<", ">" + sequence + "<").replace(">pooled<", ">" + optimizer + "<");
+        Class<?> dialect = sequence.startsWith("snowflake_oldhi_") ? OldRecipeDialect.class : SnowflakeDialect.class;
         return new Configuration()
             .setProperty("hibernate.connection.url", URL)
             .setProperty("hibernate.connection.username", "postgres")
-            .setProperty("hibernate.dialect", SnowflakeDialect.class.getName())
+            .setProperty("hibernate.dialect", dialect.getName())
             .setProperty("hibernate.default_schema", "public")
             .setProperty("hibernate.connection.pool_size", "8")
             .setProperty("hibernate.bytecode.use_reflection_optimizer", "false")
