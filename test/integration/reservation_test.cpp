@@ -29,8 +29,9 @@ struct Reservation {
 
 Reservation reservation(pqxx::connection &conn) {
 	pqxx::work tx{conn};
-	const pqxx::row row = tx.exec("SELECT lead_ms, renewals, caller_writes, caller_waits FROM snowflake_reservation()")[0];
-	return Reservation{row[0].as<long long>(), row[1].as<long long>(), row[2].as<long long>(), row[3].as<long long>()};
+	const pqxx::result rows = tx.exec("SELECT lead_ms, renewals, caller_writes, caller_waits FROM snowflake_reservation()");
+	return Reservation{rows[0][0].as<long long>(), rows[0][1].as<long long>(), rows[0][2].as<long long>(),
+	                   rows[0][3].as<long long>()};
 }
 
 // How far ahead of the clock, in ms, the next ID's time lies (negative: behind).
