@@ -215,12 +215,14 @@ Renewal GeneratorState::renewal(int64_t now_unix_ms, const Policy &policy) const
 	const Layout &layout = policy.layout;
 	const int64_t now = layout.tick_of(now_unix_ms, policy.epoch_ms);
 	const int64_t lead = policy.lead_ticks();
-	const int64_t half = (lead + 1) / 2;
+	const int64_t half = (lead + 1) / 2; // at least one tick
+	const int64_t left = reserved_tick - now;
 	const bool active = last_id >= 0 && (last_id >> layout.time_shift()) >= now - lead;
-	if (active && reserved_tick - now <= half && reserved_tick < layout.max_time())
-		return Renewal{std::min(now + lead, layout.max_time()), -1};
-	if (reserved_tick - half > now)
-		return Renewal{-1, layout.unix_ms_of(reserved_tick - half, policy.epoch_ms)};
+	const int64_t target = std::min(now + lead, layout.max_time());
+	if (active && left < half && target > reserved_tick)
+		return Renewal{target, -1};
+	if (left >= half) // due once less than half a lead is left
+		return Renewal{-1, layout.unix_ms_of(reserved_tick - half + 1, policy.epoch_ms)};
 	return Renewal{-1, -1};
 }
 

@@ -197,11 +197,14 @@ constexpr int64_t reservation_lead_ms(int64_t write_latency_us) noexcept {
 	return ms < kMinLeadMs ? kMinLeadMs : ms > kMaxLeadMs ? kMaxLeadMs : ms;
 }
 
+// The longest write latency an estimate holds (what sizes the longest lead): 10 s.
+constexpr int64_t kMaxWriteLatencyUs = kMaxLeadMs * 1000;
+
 // The write latency estimate after a write that took sample_us: a slower write counts at once (the
-// next lead must outlast it), a faster one lowers the estimate by an eighth of the difference.
+// next lead must outlast it), a faster one lowers the estimate by an eighth of the difference;
+// always within 0 to kMaxWriteLatencyUs.
 constexpr int64_t next_write_latency_us(int64_t estimate_us, int64_t sample_us) noexcept {
-	if (sample_us < 0)
-		sample_us = 0;
+	sample_us = sample_us < 0 ? 0 : sample_us > kMaxWriteLatencyUs ? kMaxWriteLatencyUs : sample_us;
 	return sample_us >= estimate_us ? sample_us : estimate_us - (estimate_us - sample_us + 7) / 8;
 }
 
@@ -289,7 +292,8 @@ struct GeneratorState {
 
 	// Whether to renew the reservation now, so that IDs issued at the pace of the clock never find it
 	// spent: when an ID was issued within the last lead and less than half a lead is left past the
-	// clock, renew up to one lead past it; otherwise says when only half a lead will be left.
+	// clock, renew up to one lead past it (always further than now); otherwise says when less than
+	// half a lead will be left. At most one renewal per half lead, one per tick on coarse ticks.
 	Renewal renewal(int64_t now_unix_ms, const Policy &policy) const noexcept;
 
 	// The common cases of next() for one ID, without building a Step: the same node, with the

@@ -448,12 +448,18 @@ void wake_renewer(const SharedState &state) {
 		SetLatch(latch);
 }
 
+// How many reservations one call may write before it gives up: the first may be sized for a disk
+// that has since slowed down and run out while written; the next is sized from that write.
+constexpr int kMaxCallerWrites = 3;
+
 // One generator step for count IDs under the lock. When the reservation is spent, this caller writes
 // the next one (without the lock) or, if another process is writing, waits for it; then steps again.
 LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 	int64_t promoted_floor = -1;
 	int64_t regressed = 0;
+	int writes = 0;
 	for (;;) {
+		CHECK_FOR_INTERRUPTS(); // no lock held: a cancel ends a call that keeps finding the reservation spent
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
 		policy.lead_ms = reservation_lead_ms(state.write_latency_us);
 		const int32_t node = __atomic_load_n(&state.node, __ATOMIC_RELAXED);
@@ -468,7 +474,20 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 			LWLockRelease(state.lock);
 			return LockedStep{step, node, clock_us, promoted_floor};
 		}
-		if (__atomic_load_n(&state.writing, __ATOMIC_RELAXED) == 0) {
+		if (__atomic_load_n(&state.writing, __ATOMIC_ACQUIRE) == 0) {
+			if (writes == kMaxCallerWrites) {
+				const int64_t latency_us = state.write_latency_us;
+				LWLockRelease(state.lock);
+				ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
+				                errmsg("snowflake: writing \"%s\" takes longer than the reservation it writes lasts",
+				                       kStateFile),
+				                errdetail("%d writes in a row ran out before they were on disk; a write takes about "
+				                          "%lld ms, and a reservation reaches at most %lld ms ahead.",
+				                          kMaxCallerWrites, static_cast<long long>(latency_us / 1000),
+				                          static_cast<long long>(kMaxLeadMs)),
+				                errhint("Check the storage under the data directory.")));
+			}
+			++writes;
 			__atomic_store_n(&state.writing, 1, __ATOMIC_RELAXED);
 			const uint32_t timeline = state.timeline;
 			LWLockRelease(state.lock);
@@ -684,7 +703,7 @@ void renew_reservations() {
 		const int64_t now_ms = generator_clock_us(state) / 1000;
 		const Renewal renewal =
 		    state.blocked == Blocked::No ? state.generator.renewal(now_ms, policy) : Renewal{-1, -1};
-		const bool claimed = renewal.target_tick >= 0 && __atomic_load_n(&state.writing, __ATOMIC_RELAXED) == 0;
+		const bool claimed = renewal.target_tick >= 0 && __atomic_load_n(&state.writing, __ATOMIC_ACQUIRE) == 0;
 		if (claimed)
 			__atomic_store_n(&state.writing, 1, __ATOMIC_RELAXED);
 		const uint32_t timeline = state.timeline;

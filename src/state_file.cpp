@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern "C" {
@@ -97,7 +98,7 @@ const char *record_problem(const StateRecord &record) {
 		return "Its epoch is outside 1970 to 9999.";
 	if (record.reserved_tick < 0 || record.reserved_tick > record.layout.max_time())
 		return "Its reservation lies outside the layout's time field.";
-	if (record.write_latency_us < 0 || record.write_latency_us > kMaxLeadMs * 1000)
+	if (record.write_latency_us < 0 || record.write_latency_us > kMaxWriteLatencyUs)
 		return "Its write latency is outside 0 to 10 s.";
 	return nullptr;
 }
@@ -209,6 +210,13 @@ bool write_state(const StateRecord &record, int elevel) {
 	if (fd < 0) {
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", kStateFile)));
 		return false;
+	}
+	// Only an image of this size is overwritten in place (one write, the size unchanged); an older
+	// version's, shorter, is replaced whole, aside and renamed.
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size != static_cast<off_t>(sizeof(image))) {
+		close(fd);
+		return create_state(image, elevel);
 	}
 	// One write inside the first sector, then one fsync: the record is replaced whole or not at all.
 	errno = 0;

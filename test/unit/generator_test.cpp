@@ -336,6 +336,9 @@ TEST(Reservation, LatencyEstimateRisesAtOnceAndFallsSlowly) {
 		estimate = next_write_latency_us(estimate, 100);
 	EXPECT_EQ(estimate, 100); // reaches a steady fast disk
 	EXPECT_EQ(next_write_latency_us(100, -5), 87);
+	// A stall longer than the longest lead counts as that long, so the estimate stays a valid record.
+	EXPECT_EQ(next_write_latency_us(0, 60000000), kMaxWriteLatencyUs);
+	EXPECT_EQ(reservation_lead_ms(next_write_latency_us(0, 60000000)), kMaxLeadMs);
 }
 
 TEST(Reservation, AnIdBorrowedPastTheLeadReservesOnlyItsOwnTick) {
@@ -376,12 +379,14 @@ TEST(Renewal, RenewsHalfALeadBeforeTheEndWhileIdsFlow) {
 	EXPECT_EQ(state.reserved_tick, kT0 - kEpoch + 200);
 	const Renewal early = state.renewal(kT0, policy);
 	EXPECT_EQ(early.target_tick, -1);
-	EXPECT_EQ(early.due_unix_ms, kT0 + 100);
+	EXPECT_EQ(early.due_unix_ms, kT0 + 101); // when less than 100 ms is left
 	issue(state, kT0 + 100, policy);
-	const Renewal due = state.renewal(kT0 + 100, policy);
-	EXPECT_EQ(due.target_tick, kT0 + 100 - kEpoch + 200);
+	EXPECT_EQ(state.renewal(kT0 + 100, policy).target_tick, -1); // exactly half left: not yet
+	issue(state, kT0 + 101, policy);
+	const Renewal due = state.renewal(kT0 + 101, policy);
+	EXPECT_EQ(due.target_tick, kT0 + 101 - kEpoch + 200);
 	state.reserved(due.target_tick);
-	EXPECT_EQ(state.renewal(kT0 + 100, policy).due_unix_ms, kT0 + 200);
+	EXPECT_EQ(state.renewal(kT0 + 101, policy).due_unix_ms, kT0 + 202);
 }
 
 TEST(Renewal, AnIdleServerIsNotRenewedUntilWoken) {

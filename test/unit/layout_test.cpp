@@ -161,6 +161,27 @@ TEST(Units, TenMillisecondTicks) {
 	EXPECT_EQ(kSonyflake.tick_of(kSonyflakeEpochMs + 19, kSonyflakeEpochMs), 1);
 }
 
+TEST(Renewal, CoarseTicksRenewOncePerTickNotInALoop) {
+	// One-second ticks: the lead is one tick. A renewal reaches the next tick, and the next one is
+	// due only when the clock enters it, never again in the same tick.
+	LayoutSpec spec{};
+	ASSERT_EQ(parse_layout("time=32,unit=1s,node=21,seq=10", spec), nullptr);
+	const Policy policy = policy_for(spec.layout, kTwitterEpochMs);
+	ASSERT_EQ(policy.lead_ticks(), 1);
+	GeneratorState state = fresh();
+	const int64_t second = kT0 - kT0 % 1000 + (kTwitterEpochMs % 1000); // a tick's start
+	ASSERT_EQ(step_at(state, second, policy, 1).status, Status::Issued);
+	const int64_t tick = spec.layout.tick_of(second, kTwitterEpochMs);
+	EXPECT_EQ(state.reserved_tick, tick + 1);
+	const Renewal within = state.renewal(second + 500, policy);
+	EXPECT_EQ(within.target_tick, -1);
+	EXPECT_EQ(within.due_unix_ms, second + 1000);
+	const Renewal next = state.renewal(second + 1000, policy);
+	EXPECT_EQ(next.target_tick, tick + 2);
+	state.reserved(next.target_tick);
+	EXPECT_EQ(state.renewal(second + 1000, policy).target_tick, -1);
+}
+
 // In seconds, a full tick waits (or borrows) whole seconds; the drift bound counts whole ticks.
 TEST(Units, SecondTicksWaitWholeSeconds) {
 	LayoutSpec spec{};
