@@ -1,4 +1,4 @@
-// ORMs on node-postgres: Knex, Drizzle and Sequelize with snowflake keys. Each
+// ORMs on node-postgres: Knex, Drizzle and Sequelize with snowflake and bigint keys. Each
 // trap that turns an ID into a JavaScript Number is asserted (a Number above
 // 2^53 is never a safe integer, so the ID may already be another one), and
 // each recipe that keeps IDs exact is run: insert through the ORM, read back,
@@ -78,6 +78,26 @@ test('Drizzle recipe: a customType that keeps the ID a string', async () => {
   await assertExactAndFindable(row.id, 'js_drizzle');
   const [found] = await db.select().from(t).where(eq(t.id, JSON.parse(JSON.stringify(row)).id));
   assert.equal(found.v, 'custom');
+});
+
+test('Knex on a bigint key, Drizzle on a snowflake-typed key: the same recipes keep IDs exact', async () => {
+  await pool.query(`DROP TABLE IF EXISTS js_knex_big, js_drizzle_sf;
+    CREATE TABLE js_knex_big (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v text);
+    CREATE TABLE js_drizzle_sf (id snowflake PRIMARY KEY DEFAULT snowflake_nextval(), v text)`);
+  const db = knexFactory({ client: 'pg', connection: url });
+  try {
+    const [row] = await db('js_knex_big').insert({ v: 'big' }).returning('id');
+    await assertExactAndFindable(row.id, 'js_knex_big'); // node-postgres hands int8 over as a string
+  } finally {
+    await db.destroy();
+  }
+  const snowflakeKey = customType({ dataType: () => 'snowflake', fromDriver: (v) => String(v), toDriver: (v) => v });
+  const t = pgTable('js_drizzle_sf', { id: snowflakeKey('id').primaryKey().default(sql`snowflake_nextval()`), v: text('v') });
+  const dz = drizzle(pool);
+  const [row] = await dz.insert(t).values({ v: 'sf' }).returning({ id: t.id });
+  await assertExactAndFindable(row.id, 'js_drizzle_sf');
+  const [found] = await dz.select().from(t).where(eq(t.id, JSON.parse(JSON.stringify(row)).id));
+  assert.equal(found.v, 'sf');
 });
 
 test('Sequelize: type "snowflake" keys and max() are strings; trap: a BIGINT key\'s max() is a rounded Number', async () => {
