@@ -448,16 +448,17 @@ void wake_renewer(const SharedState &state) {
 		SetLatch(latch);
 }
 
-// How many reservations one call may write before it gives up: the first may be sized for a disk
-// that has since slowed down and run out while written; the next is sized from that write.
-constexpr int kMaxCallerWrites = 3;
+// How many of its reservation writes one call lets run out before they are on disk (the clock past
+// what they reserve) before it gives up: the first may be sized for a disk that has since slowed
+// down; the next is sized from that write. Writes whose ticks other calls took do not count.
+constexpr int kMaxExpiredWrites = 3;
 
 // One generator step for count IDs under the lock. When the reservation is spent, this caller writes
 // the next one (without the lock) or, if another process is writing, waits for it; then steps again.
 LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 	int64_t promoted_floor = -1;
 	int64_t regressed = 0;
-	int writes = 0;
+	int expired_writes = 0;
 	for (;;) {
 		CHECK_FOR_INTERRUPTS(); // no lock held: a cancel ends a call that keeps finding the reservation spent
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
@@ -475,25 +476,26 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 			return LockedStep{step, node, clock_us, promoted_floor};
 		}
 		if (__atomic_load_n(&state.writing, __ATOMIC_ACQUIRE) == 0) {
-			if (writes == kMaxCallerWrites) {
+			if (expired_writes == kMaxExpiredWrites) {
 				const int64_t latency_us = state.write_latency_us;
 				LWLockRelease(state.lock);
 				ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
 				                errmsg("snowflake: writing \"%s\" takes longer than the reservation it writes lasts",
 				                       kStateFile),
-				                errdetail("%d writes in a row ran out before they were on disk; a write takes about "
-				                          "%lld ms, and a reservation reaches at most %lld ms ahead.",
-				                          kMaxCallerWrites, static_cast<long long>(latency_us / 1000),
+				                errdetail("%d reservations this call wrote ran out before they were on disk; a write "
+				                          "takes about %lld ms, and a reservation reaches at most %lld ms ahead.",
+				                          kMaxExpiredWrites, static_cast<long long>(latency_us / 1000),
 				                          static_cast<long long>(kMaxLeadMs)),
 				                errhint("Check the storage under the data directory.")));
 			}
-			++writes;
 			__atomic_store_n(&state.writing, 1, __ATOMIC_RELAXED);
 			const uint32_t timeline = state.timeline;
 			LWLockRelease(state.lock);
 			__atomic_fetch_add(&state.caller_writes, 1, __ATOMIC_RELAXED);
 			(void)write_reservation(state, step.reserve_tick, timeline, ERROR);
 			wake_renewer(state);
+			if (policy.layout.tick_of(generator_clock_us(state) / 1000, policy.epoch_ms) > step.reserve_tick)
+				++expired_writes;
 			continue;
 		}
 		ConditionVariablePrepareToSleep(&state.reserved_cv);
