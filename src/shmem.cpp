@@ -507,8 +507,9 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 	}
 }
 
-// The next count IDs the long way: every check, every step kind, waits, logging and errors.
-int64_t next_ids_slowly(SharedState &state, const Policy &policy, int32_t count);
+// The next count IDs the long way: every check, every step kind, waits, logging and errors; it sizes
+// the reservation lead itself, off the fast path.
+int64_t next_ids_slowly(SharedState &state, int32_t count);
 
 } // namespace
 
@@ -569,7 +570,7 @@ void inject_write_delay(int64_t delay_ms) {
 
 int64_t next_id() {
 	SharedState &state = preloaded();
-	const Policy policy = policy_now(state);
+	const Policy policy = current_policy();
 	// The common case under the lock, and nothing else: once this server has issued an ID (so it
 	// is not a standby, not blocked, and has settled its timeline), one more in the same or a
 	// later millisecond needs no Step, no logging and no reservation.
@@ -579,12 +580,12 @@ int64_t next_id() {
 	    state.generator.issue_fast(unix_now_ms() + __atomic_load_n(&state.clock_offset_ms, __ATOMIC_RELAXED),
 	                               __atomic_load_n(&state.node, __ATOMIC_RELAXED), policy, id);
 	LWLockRelease(state.lock);
-	return issued ? id : next_ids_slowly(state, policy, 1);
+	return issued ? id : next_ids_slowly(state, 1);
 }
 
 IdBlock next_block(int64_t count) {
 	SharedState &state = preloaded();
-	const Policy policy = policy_now(state);
+	const Policy policy = current_policy();
 	const int32_t most = policy.layout.max_seq() + 1;
 	if (count < 1 || count > most)
 		ereport(ERROR,
@@ -595,13 +596,14 @@ IdBlock next_block(int64_t count) {
 		                   "%d of them.",
 		                   layout_setting.name, most),
 		         errhint("Ask for at most %d IDs per call, and call again for more.", most)));
-	const int64_t first = next_ids_slowly(state, policy, static_cast<int32_t>(count));
+	const int64_t first = next_ids_slowly(state, static_cast<int32_t>(count));
 	return IdBlock{first, first + count - 1};
 }
 
 namespace {
 
-int64_t next_ids_slowly(SharedState &state, const Policy &policy, int32_t count) {
+int64_t next_ids_slowly(SharedState &state, int32_t count) {
+	const Policy policy = policy_now(state);
 	if (RecoveryInProgress())
 		ereport(ERROR,
 		        (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION), errmsg("cannot generate snowflake IDs during recovery"),
