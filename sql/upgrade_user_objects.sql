@@ -19,7 +19,8 @@ GRANT SELECT ON generator TO snowflake_dashboard;
 CREATE TABLE typed (id snowflake PRIMARY KEY DEFAULT snowflake_nextval());
 CREATE VIEW recent AS SELECT id FROM typed WHERE id::bigint <@ tstzrange(now() - interval '1 day', NULL);
 ALTER EXTENSION snowflake UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake') AS at_default_version
+FROM pg_extension WHERE extname = 'snowflake';
 SELECT has_function_privilege('snowflake_dashboard', 'snowflake_stats()', 'EXECUTE') AS dashboard_may_execute,
        has_function_privilege('public', 'snowflake_stats()', 'EXECUTE') AS public_may_execute;
 SET ROLE snowflake_dashboard;
