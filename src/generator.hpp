@@ -222,9 +222,8 @@ struct Renewal {
 // a short wait sleeps until kClockSpinUs before the tick and spins on the clock for the rest; a
 // long one (kLongClockWaitUs or more: a lagging clock, a coarse tick) sleeps on the latch, whole.
 struct ClockWait {
-	bool on_latch;   // sleep on the latch (in whole ms, rounded up) and do not spin
-	int64_t sleep_us; // sleep this long first (0: none)
-	int64_t spin_us;  // then spin on the clock until this much more has passed (0: none)
+	bool on_latch;    // sleep on the latch (in whole ms, rounded up) and do not spin
+	int64_t sleep_us; // sleep this long first (0: none), then spin on the clock until the tick
 };
 constexpr int64_t kLongClockWaitUs = 10000;
 constexpr int64_t kClockSpinUs = 200;
@@ -232,11 +231,10 @@ constexpr int64_t kClockSpinUs = 200;
 // The plan for a wait of remaining_us; no wait at all when it is not positive.
 constexpr ClockWait plan_clock_wait(int64_t remaining_us) noexcept {
 	if (remaining_us <= 0)
-		return ClockWait{false, 0, 0};
+		return ClockWait{false, 0};
 	if (remaining_us >= kLongClockWaitUs)
-		return ClockWait{true, remaining_us, 0};
-	const int64_t spin = remaining_us < kClockSpinUs ? remaining_us : kClockSpinUs;
-	return ClockWait{false, remaining_us - spin, spin};
+		return ClockWait{true, remaining_us};
+	return ClockWait{false, remaining_us < kClockSpinUs ? 0 : remaining_us - kClockSpinUs};
 }
 
 // --- One step of the generator. Times are ticks of the policy's layout since its epoch.

@@ -1,47 +1,18 @@
 // Every difference between the PostgreSQL major versions snowflake builds
 // against is absorbed here, behind PG_VERSION_NUM checks or feature tests, so
-// the other files read as if there were one version. Supported: 15 to 18
-// (15, 17 and 18 tested by test/matrix.sh; 16 reviewed against its release
-// notes, since Debian has no PostgreSQL 16 to build with). The shims below 15
-// keep 13 and 14 building, untested. Include it only through pg_boundary.hpp,
-// after the PostgreSQL headers.
+// the other files read as if there were one version. Supported: 15 to 19
+// (15, 17, 18 and 19 tested by test/matrix.sh; 16 reviewed against its
+// release notes, since Debian has no PostgreSQL 16 to build with). Include it
+// only through pg_boundary.hpp, after the PostgreSQL headers.
 #pragma once
 
-#if PG_VERSION_NUM < 130000
-#error "snowflake needs PostgreSQL 13 or later"
-#endif
-
-// PG14 moved the wait-event declarations (PG_WAIT_EXTENSION) out of pgstat.h.
-extern "C" {
-#if PG_VERSION_NUM >= 140000
-#include "utils/wait_event.h"
-#else
-#include "pgstat.h"
-#endif
-}
-
-// PG15 renamed EmitWarningsOnPlaceholders and made it reserve the prefix.
 #if PG_VERSION_NUM < 150000
-#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#error "snowflake needs PostgreSQL 15 or later"
 #endif
 
 // PG16 exported guc_malloc for check hooks' extra data; before it, GUC frees extra with free().
 #if PG_VERSION_NUM < 160000
 #define guc_malloc(elevel, size) malloc(size)
-#endif
-
-// PG15 added shmem_request_hook; before it, requests are made from _PG_init.
-#if PG_VERSION_NUM >= 150000
-#define SNOWFLAKE_SHMEM_REQUEST_HOOK 1
-#else
-#define SNOWFLAKE_SHMEM_REQUEST_HOOK 0
-#endif
-
-// PG15 replaced the ThisTimeLineID global with GetWALInsertionTimeLine(); both need recovery to be over.
-#if PG_VERSION_NUM >= 150000
-#define current_timeline() GetWALInsertionTimeLine()
-#else
-#define current_timeline() ThisTimeLineID
 #endif
 
 // PG16 added a soft-error context to make_range().
@@ -63,13 +34,6 @@ extern "C" {
 #define snowflake_guc_variables(count) get_guc_variables(&(count))
 #else
 #define snowflake_guc_variables(count) ((count) = GetNumConfigOptions(), get_guc_variables())
-#endif
-
-// PG14 added readOnlyTree to ProcessUtility_hook; snowflake's hook needs 14 or later.
-#if PG_VERSION_NUM >= 140000
-#define SNOWFLAKE_UTILITY_HOOK 1
-#else
-#define SNOWFLAKE_UTILITY_HOOK 0
 #endif
 
 // PG17 lets an extension name its own wait events; before it, they all show as Extension.

@@ -1,48 +1,53 @@
-// The server's one generator, in shared memory: its creation in the
-// shared_preload_libraries hooks (which also put the epoch and layout on
-// record in the state file), the node in effect, the durable reservation that
-// keeps IDs unique across restarts (state_file.hpp), its renewal by a
-// background worker, and the locked step that hands out IDs to every backend
-// and parallel worker.
+// The server's one generator, in shared memory: the struct every backend,
+// parallel worker and the renewal worker share, its creation in the
+// shared_preload_libraries hooks, the node in effect, the locked step that
+// hands out IDs, and the snapshot snowflake_stats() reports. The durable
+// reservation that keeps IDs unique across restarts (what is on disk, who
+// writes it and when, how long a call may wait for it) is reservation.hpp's.
 //
-// Locking protocol
-// - The postmaster creates SharedState in shmem_startup_hook under
-//   AddinShmemInitLock (at start, and again after a crash restart), and
-//   initialises it only when ShmemInitStruct reports it new: from the state
-//   file's reservation, a floor for every later ID. It never moves afterwards;
-//   `lock` is the single LWLock of the named tranche "snowflake".
-// - `generator`, `timeline` and `timeline_checked` are read and written only
-//   with `lock` held: LW_EXCLUSIVE to issue, LW_SHARED to take a snapshot.
-//   `write_latency_us` is written with `lock` held (an atomic store) and may be
-//   read with an atomic load without it, to size the lead of a policy. Issuing holds it for one GeneratorState::next() call (one ID,
-//   or one block of consecutive IDs): integer work with no allocation, no I/O
-//   and nothing that can fail. No ID is issued past the durable reservation.
-// - A reservation is written by one process at a time, never under `lock`:
-//   a process claims `writing` (0 -> 1) with `lock` held, releases `lock`,
-//   writes and fsyncs the file, then takes `lock` again to record the new
-//   reservation and the write's latency, and clears `writing` and broadcasts
-//   `reserved_cv`, also when the write fails or the writer exits mid-write
-//   (PG_ENSURE_ERROR_CLEANUP). Meanwhile other backends keep issuing within the
-//   reservation already durable. The writer is the renewal worker, which
-//   renews when half a lead is left, or a caller that found the reservation
-//   spent; a caller that finds it spent while another writes sleeps on
-//   `reserved_cv` (cancellably: it holds no lock) until `writing` is 0, then
-//   steps again. A caller that had to write sets `renewer_latch`.
-// - `node`, `clock_offset_ms` and `write_delay_ms` are single words written with
-//   atomic stores (node by the postmaster when it starts or reloads, the
-//   others by a test backend) and read with atomic loads; the next ID any
-//   backend issues uses the new value. `blocked` and `system_identifier` are
-//   written only before any backend exists. The counters outside `generator`
-//   are updated with atomic adds, without the lock.
+// Locking protocol. Every field of SharedState is in exactly one of these
+// classes, and is touched only as its class says:
+// - Written once at startup: the postmaster's shmem_startup_hook creates the
+//   struct under AddinShmemInitLock (at start, and again after a crash
+//   restart) and initialises it only when ShmemInitStruct reports it new,
+//   before any backend or worker exists. After that these never change and
+//   are read without a lock: `lock`, `system_identifier`, `blocked`,
+//   `state_errno`, `recorded_epoch_ms` and `recorded_layout`.
+// - The generator's LWLock (`lock`, the single lock of the named tranche
+//   "snowflake"): `generator`, `timeline` and `timeline_checked` are read and
+//   written only with it held, LW_EXCLUSIVE to issue, LW_SHARED to take a
+//   snapshot. Issuing holds it for one GeneratorState step (one ID, or one
+//   block of consecutive IDs): integer work with no allocation, no I/O and
+//   nothing that can fail. No ID is issued past the durable reservation.
+// - The writer's claim (reservation.hpp has the whole protocol): `writing`
+//   goes from 0 to 1 only with `lock` held, so one process at a time writes a
+//   reservation, and back to 0 by that writer without the lock, followed by a
+//   broadcast on `reserved_cv` (PostgreSQL's condition variable, with its own
+//   spinlock). `write_latency_us` is stored with `lock` held and may be loaded
+//   without it.
+// - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
+//   lock: `node` (stored by the postmaster when it starts or reloads),
+//   `clock_offset_ms` and `write_delay_ms` (stored by a test backend), the
+//   renewal worker's `renewer_latch` (stored by the worker at its start and
+//   exit, loaded by callers to wake it), and the counters `waits`, `wait_us`,
+//   `renewals`, `caller_writes` and `caller_waits` (fetch-add). A reader may
+//   see a new value in one and an old one in another: each is a fact on its
+//   own, and nothing is derived from two of them together.
 // - At a clean shutdown the postmaster (every backend and the worker gone)
 //   reads the generator without the lock and writes the exact last ID to the
 //   state file. After a crash it writes nothing: shared memory is suspect, and
 //   the reservation on disk already covers every ID issued.
 #pragma once
 
-#include "generator.hpp"
+#include "pg_boundary.hpp"
 
 #include <cstdint>
+
+extern "C" {
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "utils/wait_event.h"
+}
 
 namespace snowflake {
 
@@ -53,6 +58,60 @@ enum class Blocked : int32_t {
 	StateUnreadable, // snowflake.state could not be read at start (state_errno says why)
 	LayoutChanged,   // snowflake.state was written with another epoch or layout (snowflake.layout)
 };
+
+struct SharedState {
+	LWLock *lock;                 // once: the tranche's lock
+	uint64_t system_identifier;   // once: this cluster's (pg_control), recorded with every reservation
+	Blocked blocked;              // once: why generation refuses since start
+	int32_t state_errno;          // once: why the state file was unreadable (Blocked::StateUnreadable)
+	int64_t recorded_epoch_ms;    // once: the state file's epoch (Blocked::LayoutChanged; else the setting)
+	Layout recorded_layout;       // once: the state file's layout (Blocked::LayoutChanged; else the setting)
+	GeneratorState generator;     // lock
+	uint32_t timeline;            // lock: the WAL timeline the state file records (0: none), then the current one
+	int32_t timeline_checked;     // lock: 1 once a step has compared `timeline` with the current one
+	pg_atomic_uint32 node;        // atomic: the node in effect, as int32 bits; -1 when unset
+	pg_atomic_uint64 clock_offset_ms; // atomic: int64 bits added to the system clock; 0 unless a test injected it
+	pg_atomic_uint64 write_delay_ms;  // atomic: added to every reservation write; 0 unless a test injected it
+	ConditionVariable reserved_cv;    // its own spinlock: broadcast when a reservation write ends
+	pg_atomic_uint32 writing;         // claim: 1 while one process writes a reservation
+	pg_atomic_uint64 write_latency_us; // claim: the estimate the lead is sized from (stored under lock)
+	pg_atomic_uint64 renewer_latch;    // atomic: the renewal worker's Latch * while it runs, else 0
+	pg_atomic_uint64 waits;            // atomic counter: times a call slept for the clock
+	pg_atomic_uint64 wait_us;          // atomic counter: total time slept
+	pg_atomic_uint64 renewals;         // atomic counter: reservations the worker made
+	pg_atomic_uint64 caller_writes;    // atomic counter: reservations callers made
+	pg_atomic_uint64 caller_waits;     // atomic counter: callers that waited for another's write
+};
+static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
+              "shared memory holds plain data only");
+
+// The shared state, or an ERROR saying snowflake must be preloaded.
+SharedState &preloaded();
+
+// The node in effect (-1: unset).
+inline int32_t node_in_effect(SharedState &state) noexcept {
+	return static_cast<int32_t>(pg_atomic_read_u32(&state.node));
+}
+
+// The offset a test injected into the generator's clock, in ms (0 unless snowflake.fault_injection).
+inline int64_t clock_offset_ms(SharedState &state) noexcept {
+	return static_cast<int64_t>(pg_atomic_read_u64(&state.clock_offset_ms));
+}
+
+// The generator's clock: the system clock in Unix µs, moved by the offset a test injected.
+inline int64_t generator_clock_us(SharedState &state) noexcept {
+	return unix_now_us() + clock_offset_ms(state) * 1000;
+}
+
+// Microseconds on a clock no one can set, to time writes and bound waits.
+int64_t monotonic_us() noexcept;
+
+// What snowflake waits for. wait_event() names each in pg_stat_activity on PostgreSQL 17 and later
+// (registered by the first such wait of each process): SnowflakeClock (a call waits for the clock),
+// SnowflakeReservation (for another process's reservation write), SnowflakeReservationWrite (it
+// writes one) and SnowflakeRenewer (the renewal worker idles); the generic Extension before 17.
+enum class WaitFor { Clock, Reservation, ReservationWrite, Renewer };
+uint32 wait_event(WaitFor what);
 
 // A consistent copy of the generator and its counters, for snowflake_stats().
 struct Stats {
@@ -76,15 +135,12 @@ void install_shmem_hooks();
 // Makes node the one the next ID uses; acts only in the postmaster, once the state exists.
 void publish_node(int node) noexcept;
 
-// Moves the generator's clock for every backend by offset_ms; ERROR unless fault
-// injection is on and the caller is a superuser. Logged as a WARNING.
+// Moves the generator's clock for every backend by offset_ms; ERROR unless fault injection is on
+// and the caller is a superuser. Logged as a WARNING.
 void inject_clock_offset(int64_t offset_ms);
 
 // Makes every reservation write take delay_ms longer (a slow disk), under the same conditions.
 void inject_write_delay(int64_t delay_ms);
-
-// The renewal worker's body: renews the reservation ahead of need until the server stops.
-[[noreturn]] void renew_reservations();
 
 // The next ID of this server, above every ID it ever issued; ERRORs say why not.
 int64_t next_id();

@@ -6,7 +6,7 @@
 // EXTENSION works, the decode functions work with the default epoch, and
 // snowflake_nextval() refuses.
 #include "pg_boundary.hpp"
-#include "shmem.hpp"
+#include "reservation.hpp"
 
 #include <cstring>
 #include <iterator>
@@ -299,7 +299,6 @@ void log_settings_in_effect() {
 	                     clock_policy_options[clock_policy_setting].name)));
 }
 
-#if SNOWFLAKE_UTILITY_HOOK
 ProcessUtility_hook_type prev_process_utility = nullptr;
 
 // SET, SET LOCAL or RESET of a snowflake setting: the same ERROR PostgreSQL raises, plus where to set it.
@@ -336,9 +335,8 @@ static void snowflake_process_utility(PlannedStmt *pstmt, const char *query, boo
 		standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
 }
 } // extern "C"
-#endif
 
-// Registers the background worker that renews the durable reservation ahead of need (shmem.hpp),
+// Registers the background worker that renews the durable reservation ahead of need (reservation.hpp),
 // started once recovery is over (a standby issues no IDs) and again a second after it exits.
 void register_renewer() {
 	BackgroundWorker worker;
@@ -355,10 +353,8 @@ void register_renewer() {
 
 // Installs the hook that gives SET of a snowflake setting its hint.
 void install_utility_hook() {
-#if SNOWFLAKE_UTILITY_HOOK
 	prev_process_utility = ProcessUtility_hook;
 	ProcessUtility_hook = snowflake_process_utility;
-#endif
 }
 
 } // namespace
@@ -384,7 +380,7 @@ void _PG_init(void) {
 	snowflake::install_utility_hook();
 }
 
-// The renewal worker's entry point: the usual signal handling, then the loop (shmem.cpp).
+// The renewal worker's entry point: the usual signal handling, then the loop (reservation.cpp).
 void snowflake_renewer_main(Datum) {
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
