@@ -31,6 +31,10 @@ SELECT snowflake_min_id('2020-01-01 00:00:00.001+00') = (1::bigint << 12) AS min
        snowflake_max_id('2089-09-06 15:47:35.551+00') = 9007199254740991 AS last_id_is_2_53_minus_1;
 SELECT snowflake_max_id('2089-09-06 15:47:35.552+00');
 \echo :SQLSTATE
+-- A range past the end is clamped to it: the same IDs as a range without an upper end.
+SELECT snowflake_id_range('[2089-01-01, 2100-01-01)') = snowflake_id_range('[2089-01-01,)') AS clamped,
+       count(*) FILTER (WHERE id <@ tstzrange('2089-09-06 15:47:35.551+00', '2100-01-01')) AS ids_in_the_last_tick
+FROM (VALUES (9007199254740991), (9007199254740990), (9007199254740991 - 4096)) AS v(id);
 SELECT bool_and(id <@ tstzrange(snowflake_timestamp(id), snowflake_timestamp(id), '[]')) AS own_ms FROM ids;
 
 -- Blocks hold up to 128 IDs here.

@@ -73,10 +73,29 @@ SELECT snowflake_min_id('294276-12-31 23:59:59.999999+00'); -- the last timestam
 \echo :SQLSTATE
 SELECT snowflake_max_id('-infinity');
 \echo :SQLSTATE
-SELECT snowflake_id_range('[2000-01-01, 2024-01-01)');
-\echo :SQLSTATE
-SELECT count(*) FROM grid WHERE id <@ tstzrange('2024-01-01', '2090-01-01');
-\echo :SQLSTATE
+
+-- A range is a filter: its ends are clamped to the layout's span (2010-11-04 to 2080-07-10 here),
+-- with the same rewrite into an ID range on the index.
+SELECT snowflake_id_range('[2000-01-01, 2024-01-01)') = snowflake_id_range('(, 2024-01-01)') AS lower_clamped,
+       snowflake_id_range('[2024-01-01, 2100-01-01)') = snowflake_id_range('[2024-01-01,)') AS upper_clamped,
+       snowflake_id_range('[2000-01-01, 2100-01-01)') = '(,)'::int8range AS both_clamped,
+       isempty(snowflake_id_range('[2000-01-01, 2005-01-01)')) AS all_before_epoch_is_empty,
+       isempty(snowflake_id_range('[2090-01-01, 2100-01-01)')) AS all_after_the_end_is_empty,
+       isempty(snowflake_id_range('[2090-01-01,)')) AND isempty(snowflake_id_range('(, 2005-01-01]'))
+         AS one_end_beyond_the_far_side_is_empty;
+SELECT count(*) = (SELECT count(*) FROM grid) AS whole_grid,
+       count(*) FILTER (WHERE id <@ tstzrange('2024-01-01', '2090-01-01'))
+         = count(*) FILTER (WHERE snowflake_timestamp(id) >= '2024-01-01') AS upper_past_the_end,
+       count(*) FILTER (WHERE snowflake_between(id, '[2090-01-01, 2100-01-01)')) AS after_the_end
+FROM grid WHERE id <@ '[2000-01-01, 2100-01-01)'::tstzrange;
+CREATE TEMP TABLE clamped AS SELECT id FROM grid;
+ALTER TABLE clamped ADD PRIMARY KEY (id);
+ANALYZE clamped;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM clamped WHERE id <@ '[2000-01-01, 2024-01-01)'::tstzrange;
+EXPLAIN (COSTS OFF) SELECT id FROM clamped WHERE snowflake_between(id, tstzrange('2024-01-01', '2100-01-01'));
+RESET enable_seqscan;
+DROP TABLE clamped;
 SELECT snowflake_min_id(NULL) IS NULL AND snowflake_id_range(NULL) IS NULL AND snowflake_between(1, NULL) IS NULL
        AS nulls_give_null;
 

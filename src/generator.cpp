@@ -171,6 +171,29 @@ BoundStatus check_bound(const TimeBound &bound, const Layout &layout, int64_t ep
 
 } // namespace
 
+bool clamp_to_layout(TimeBound &lower, TimeBound &upper, const Layout &layout, int64_t epoch_ms) noexcept {
+	constexpr TimeBound kUnbounded{true, false, 0};
+	switch (check_bound(lower, layout, epoch_ms)) {
+	case BoundStatus::Ok:
+		break;
+	case BoundStatus::BeforeEpoch:
+		lower = kUnbounded;
+		break;
+	case BoundStatus::AfterEnd:
+		return false;
+	}
+	switch (check_bound(upper, layout, epoch_ms)) {
+	case BoundStatus::Ok:
+		break;
+	case BoundStatus::BeforeEpoch:
+		return false;
+	case BoundStatus::AfterEnd:
+		upper = kUnbounded;
+		break;
+	}
+	return true;
+}
+
 BoundStatus id_span(TimeBound lower, TimeBound upper, const Layout &layout, int64_t epoch_ms, IdSpan &span) noexcept {
 	for (const TimeBound &bound : {lower, upper})
 		if (const BoundStatus status = check_bound(bound, layout, epoch_ms); status != BoundStatus::Ok)
@@ -229,7 +252,7 @@ Renewal GeneratorState::renewal(int64_t now_unix_ms, const Policy &policy) const
 Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &policy, int32_t count) noexcept {
 	const Layout &layout = policy.layout;
 	const int64_t now = layout.tick_of(now_unix_ms, policy.epoch_ms);
-	Step step{Status::Issued, -1, 0, 0, 0, 0, -1};
+	Step step{Status::Issued, -1, 0, 0, 0, 0, -1, false};
 	if (node < 0 || node > layout.max_node() || node == policy.reserved_node) {
 		step.status = Status::NodeInvalid;
 		return step;
@@ -284,8 +307,11 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 	if (ahead > may_borrow) {
 		// A floor from the state file may lie one lead past IDs that borrowed the whole bound:
 		// that much is waited out, not taken for a clock that went back.
-		if (last_drift > policy.max_lag_ticks() || floor_drift > policy.max_lag_ticks() + policy.lead_ticks()) {
+		if (last_drift > policy.max_lag_ticks()) {
 			step.status = Status::ClockBehind;
+		} else if (floor_drift > policy.max_lag_ticks() + policy.lead_ticks()) {
+			step.status = Status::ClockBehind;
+			step.behind_floor = true;
 		} else {
 			step.status = Status::Wait;
 			step.wait_ticks = ahead - may_borrow;

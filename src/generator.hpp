@@ -143,6 +143,13 @@ enum class BoundStatus {
 // Finite bounds must lie in [epoch, end of the layout), else the status says which side.
 BoundStatus id_span(TimeBound lower, TimeBound upper, const Layout &layout, int64_t epoch_ms, IdSpan &span) noexcept;
 
+// Clamps the ends of a time range to the times a layout's IDs can have, as a filter needs: an end
+// beyond the layout on its own side (a lower end before the epoch, an upper end past the last tick)
+// excludes no ID and becomes unbounded; an end beyond it on the other side (an upper end before the
+// epoch, a lower end past the last tick) leaves no ID in the range, and the result is false. Then
+// id_span() accepts both ends, and finds the IDs whose time lies in the range.
+bool clamp_to_layout(TimeBound &lower, TimeBound &upper, const Layout &layout, int64_t epoch_ms) noexcept;
+
 // Parses snowflake.epoch: decimal Unix milliseconds, nothing else; false on any other text.
 bool parse_epoch(std::string_view text, int64_t &epoch_ms) noexcept;
 
@@ -257,6 +264,7 @@ struct Step {
 	int64_t drift_ticks;     // how far the clock lags the last issued ID or the floor (0 when it does not)
 	int64_t regressed_ticks; // > 0 when this step saw the clock go back since the previous reading
 	int32_t previous_node;   // != node of the new ID when the node changed since the last ID; -1 at first
+	bool behind_floor;       // ClockBehind: the lag that refused is behind the floor, not the last ID
 };
 
 // What the generator has done since the server started; for snowflake_stats().

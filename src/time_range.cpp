@@ -1,7 +1,8 @@
 // Time ranges to ID ranges for SQL (see time_range.hpp): timestamptz and
-// tstzrange bounds converted to the core's TimeBound, errors for times the
-// layout cannot hold, int8range results, backfilled IDs, and the expression
-// that the planner support function puts in place of snowflake_between().
+// tstzrange bounds converted to the core's TimeBound, ranges clamped to the
+// times the layout can hold and errors for single bounds it cannot, int8range
+// results, backfilled IDs, and the expression that the planner support
+// function puts in place of snowflake_between().
 #include "time_range.hpp"
 
 #include "shmem.hpp"
@@ -35,12 +36,14 @@ constexpr TimeBound kUnbounded{true, false, 0};
 		ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 		                errmsg("time is before snowflake.epoch, %s",
 		                       timestamptz_to_str(unix_ms_to_timestamptz(active.epoch_ms))),
-		                errhint("No snowflake ID is that old. In a range, leave this end unbounded.")));
+		                errhint("No snowflake ID is that old. A time range may start there: <@, snowflake_between() and "
+		                        "snowflake_id_range() clamp it to the epoch.")));
 	ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 	                errmsg("time is past the last one snowflake IDs can hold, %s",
 	                       timestamptz_to_str(unix_ms_to_timestamptz(
 	                           active.layout.unix_ms_of(active.layout.max_time(), active.epoch_ms)))),
-	                errhint("In a range, leave this end unbounded.")));
+	                errhint("A time range may end there: <@, snowflake_between() and snowflake_id_range() clamp it "
+	                        "to the last time.")));
 }
 
 // The span of lower..upper in this server's layout, or an ERROR.
@@ -61,25 +64,32 @@ void require_finite(TimestampTz ts) {
 		                errhint("Use snowflake_id_range() or snowflake_between() with an unbounded range.")));
 }
 
-// A range's two ends as bounds; empty is set when an end at -infinity/+infinity leaves no time in it.
-void range_bounds(const RangeType *range, TypeCacheEntry *typcache, TimeBound &lower, TimeBound &upper, bool &empty) {
+// A range's two ends as bounds, clamped to the layout's span (clamp_to_layout): false when no time
+// the layout can hold lies in it (an empty range, an end at -infinity/+infinity that leaves no time,
+// or an end beyond the layout on the far side).
+bool range_bounds(const RangeType *range, TypeCacheEntry *typcache, TimeBound &lower, TimeBound &upper) {
 	RangeBound lo, hi;
+	bool empty;
 	range_deserialize(typcache, range, &lo, &hi, &empty);
 	lower = upper = kUnbounded;
 	if (empty)
-		return;
+		return false;
 	if (!lo.infinite) {
 		const TimestampTz ts = DatumGetTimestampTz(lo.val);
-		empty |= TIMESTAMP_IS_NOEND(ts);
+		if (TIMESTAMP_IS_NOEND(ts))
+			return false;
 		if (!TIMESTAMP_NOT_FINITE(ts))
 			lower = bound_at(ts, lo.inclusive);
 	}
 	if (!hi.infinite) {
 		const TimestampTz ts = DatumGetTimestampTz(hi.val);
-		empty |= TIMESTAMP_IS_NOBEGIN(ts);
+		if (TIMESTAMP_IS_NOBEGIN(ts))
+			return false;
 		if (!TIMESTAMP_NOT_FINITE(ts))
 			upper = bound_at(ts, hi.inclusive);
 	}
+	const LayoutSpec active = decoding_layout();
+	return clamp_to_layout(lower, upper, active.layout, active.epoch_ms);
 }
 
 // The OID of one of this extension's functions taking a tstzrange, in the schema of sibling.
@@ -119,16 +129,12 @@ int64_t max_id_at(TimestampTz ts) {
 
 IdSpan span_of_range(const RangeType *range, TypeCacheEntry *typcache) {
 	TimeBound lower, upper;
-	bool empty;
-	range_bounds(range, typcache, lower, upper, empty);
-	return empty ? IdSpan{1, 0} : checked_span(lower, upper);
+	return range_bounds(range, typcache, lower, upper) ? checked_span(lower, upper) : IdSpan{1, 0};
 }
 
 Datum id_range(const RangeType *range, TypeCacheEntry *typcache) {
 	TimeBound lower, upper;
-	bool empty;
-	range_bounds(range, typcache, lower, upper, empty);
-	const IdSpan span = empty ? IdSpan{1, 0} : checked_span(lower, upper);
+	const IdSpan span = range_bounds(range, typcache, lower, upper) ? checked_span(lower, upper) : IdSpan{1, 0};
 	TypeCacheEntry *int8range = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
 	RangeBound lo{Int64GetDatum(span.first), lower.infinite, true, true};
 	// The largest ID cannot be an exclusive upper bound, so a range reaching it is unbounded above.
@@ -144,7 +150,7 @@ int64_t backfill_id(TimestampTz ts, int32_t seq) {
 		                          "repeat one."),
 		                errhint("Pick a node no server uses (1023, say), set \"snowflake.backfill_node = 1023\" on "
 		                        "every server, and reload.")));
-	const Layout &layout = layout_setting.layout; // snowflake.backfill_node fits it (check_node)
+	const Layout &layout = layout_setting.layout; // snowflake.backfill_node fits it: its range is the layout's
 	if (seq < 0 || seq > layout.max_seq())
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("backfill sequence %d is out of range", seq),
 		                errhint("Use 0 to %d; number the rows that share a tick of the layout (a millisecond on "

@@ -16,7 +16,7 @@ int64_t min_id_at(TimestampTz ts);
 // The largest ID whose time is at or before ts; ERROR 22008 when ts is infinite or outside the layout.
 int64_t max_id_at(TimestampTz ts);
 
-// The IDs whose time lies in a tstzrange; ERROR 22008 when a finite bound lies outside the layout.
+// The IDs whose time lies in a tstzrange: ends beyond the layout's span are clamped to it.
 IdSpan span_of_range(const RangeType *range, TypeCacheEntry *typcache);
 
 // The same IDs as an int8range: unbounded where the time range is, empty when no ID fits.

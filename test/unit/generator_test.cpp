@@ -199,6 +199,7 @@ TEST(ClockBack, OneSecondPastASmallerBoundIsAnError) {
 	const Step step = step_at(state, kT0 - 1000, borrow(999), kNode);
 	EXPECT_EQ(step.status, Status::ClockBehind);
 	EXPECT_EQ(step.drift_ticks, 1000);
+	EXPECT_FALSE(step.behind_floor); // the last ID is what the clock lags
 	EXPECT_EQ(state.last_id, last);
 }
 
@@ -426,6 +427,7 @@ TEST(Floor, AClockFarBehindTheFloorIsAnError) {
 	const Step step = step_at(state, kT0 - 30000, borrow());
 	EXPECT_EQ(step.status, Status::ClockBehind);
 	EXPECT_EQ(step.drift_ticks, 30000);
+	EXPECT_TRUE(step.behind_floor); // no ID issued yet: the floor is what the clock lags
 	// With a bound that covers it, IDs continue above the floor.
 	const Step wide = step_at(state, kT0 - 30000, borrow(60000));
 	ASSERT_EQ(wide.status, Status::Issued);
@@ -529,6 +531,36 @@ TEST(IdSpan, BoundsOutsideTheLayoutAreRefused) {
 	EXPECT_EQ(s.last, INT64_MAX);
 	ASSERT_EQ(id_span(at(epoch_us, false), at(epoch_us, false), kTwitter, kEpoch, s), BoundStatus::Ok);
 	EXPECT_GT(s.first, s.last);
+}
+
+TEST(IdSpan, AFilterClampsEndsBeyondTheLayout) {
+	const int64_t epoch_us = kEpoch * 1000, end_us = (kEpoch + kTwitter.max_time() + 1) * 1000;
+	const TimeBound before = at(epoch_us - 1, true), after = at(end_us, true), inside = at(kUs0, true);
+	// An end beyond the layout on its own side excludes nothing: it becomes unbounded.
+	TimeBound lower = before, upper = after;
+	ASSERT_TRUE(clamp_to_layout(lower, upper, kTwitter, kEpoch));
+	EXPECT_TRUE(lower.infinite);
+	EXPECT_TRUE(upper.infinite);
+	IdSpan s{};
+	ASSERT_EQ(id_span(lower, upper, kTwitter, kEpoch, s), BoundStatus::Ok);
+	EXPECT_EQ(s.first, 0);
+	EXPECT_EQ(s.last, INT64_MAX);
+	// A finite end inside the layout is kept as it is.
+	lower = before, upper = inside;
+	ASSERT_TRUE(clamp_to_layout(lower, upper, kTwitter, kEpoch));
+	EXPECT_TRUE(lower.infinite);
+	EXPECT_FALSE(upper.infinite);
+	EXPECT_EQ(upper.unix_us, kUs0);
+	// An end beyond the layout on the other side leaves no ID in the range.
+	lower = after, upper = TimeBound{true, false, 0};
+	EXPECT_FALSE(clamp_to_layout(lower, upper, kTwitter, kEpoch));
+	lower = TimeBound{true, false, 0}, upper = before;
+	EXPECT_FALSE(clamp_to_layout(lower, upper, kTwitter, kEpoch));
+	// The edges: the epoch itself and the last microsecond of the last tick are inside.
+	lower = at(epoch_us, true), upper = at(end_us - 1, true);
+	ASSERT_TRUE(clamp_to_layout(lower, upper, kTwitter, kEpoch));
+	EXPECT_FALSE(lower.infinite);
+	EXPECT_FALSE(upper.infinite);
 }
 
 // For random IDs and ranges: an ID is in the span exactly when its time satisfies the range.
