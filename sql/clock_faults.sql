@@ -15,9 +15,11 @@ CREATE TABLE ids (n bigserial, step text, id bigint);
 -- On a fresh server, a clock 20 years back reads before the epoch (2010-11-04).
 SELECT snowflake_inject_clock_offset(-20 * 365 * 86400000::bigint);
 SELECT pg_temp.outcome('SELECT snowflake_nextval()');
+SELECT state FROM snowflake_state();
 -- A clock 70 years ahead is past the end of the 41-bit field (2080-07-10).
 SELECT snowflake_inject_clock_offset(70 * 365 * 86400000::bigint);
 SELECT pg_temp.outcome('SELECT snowflake_nextval()');
+SELECT state FROM snowflake_state();
 
 SELECT snowflake_inject_clock_offset(0);
 INSERT INTO ids (step, id) SELECT 'true clock', snowflake_nextval() FROM generate_series(1, 1000);
@@ -83,5 +85,15 @@ DROP TABLE ids;
 
 -- The statistics saw the steps back, the largest drift (the 10 s step) and the borrowed time.
 SELECT clock_regressions >= 4 AS regressions_counted, max_clock_drift_ms BETWEEN 9000 AND 10000 AS largest_drift_seen,
-       state, clock_offset_ms
+       clock_offset_ms
 FROM snowflake_stats();
+-- Back on the true clock, the last ID (4.5 s fast) is past the 1 s bound: the state names it, from the
+-- step a call would take, with when it ends by itself; and a call fails with it.
+SELECT s.state, s.state = st.state AS same_in_both, st.since <= clock_timestamp() AS since_known,
+       st.detail LIKE 'the clock is % ms behind the last ID issued; snowflake.max_clock_drift allows 1000 ms'
+         AS detail_names_the_lag,
+       st.resumes_at BETWEEN clock_timestamp() AND clock_timestamp() + interval '4.5 s' AS resumes_by_itself
+FROM snowflake_stats() s, snowflake_state() st;
+SELECT pg_temp.outcome('SELECT snowflake_nextval()');
+SELECT snowflake_inject_clock_offset(4500);
+SELECT state, detail IS NULL AS no_detail, resumes_at IS NULL AS nothing_to_resume FROM snowflake_state();

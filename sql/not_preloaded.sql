@@ -23,3 +23,5 @@ SELECT snowflake_timestamp(0);
 -- Statistics need the shared generator too.
 SELECT * FROM snowflake_stats();
 \echo :SQLSTATE
+SELECT * FROM snowflake_state();
+\echo :SQLSTATE

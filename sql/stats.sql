@@ -23,6 +23,13 @@ SELECT r.reserved_until >= s.last_id_time AS covers_last_id,
        r.caller_waits >= 0 AS waits_counted
 FROM snowflake_reservation() r, snowflake_stats() s;
 
+-- snowflake_state(): the same state, since when (the server's start: its shared memory is made just
+-- before pg_postmaster_start_time()), and nothing to explain or wait for while it is ok.
+SELECT st.state, st.state = s.state AS same_as_stats,
+       st.since BETWEEN pg_postmaster_start_time() - interval '10 s' AND clock_timestamp() AS since_this_run,
+       st.detail IS NULL AS no_detail, st.resumes_at IS NULL AS nothing_to_resume
+FROM snowflake_state() st, snowflake_stats() s;
+
 -- Readable by pg_monitor members, not by PUBLIC.
 CREATE ROLE snowflake_watcher;
 SET ROLE snowflake_watcher;
@@ -30,11 +37,14 @@ SELECT state FROM snowflake_stats();
 \echo :SQLSTATE
 SELECT lead_ms > 0 FROM snowflake_reservation();
 \echo :SQLSTATE
+SELECT state FROM snowflake_state();
+\echo :SQLSTATE
 RESET ROLE;
 GRANT pg_monitor TO snowflake_watcher;
 SET ROLE snowflake_watcher;
 SELECT state FROM snowflake_stats();
 SELECT lead_ms > 0 AS readable FROM snowflake_reservation();
+SELECT state FROM snowflake_state();
 RESET ROLE;
 DROP ROLE snowflake_watcher;
 

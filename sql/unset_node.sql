@@ -20,3 +20,4 @@ DROP TABLE orders;
 
 -- snowflake_stats() says why no ID can be issued, so one alert on state <> 'ok' catches it.
 SELECT node, state FROM snowflake_stats();
+SELECT state, detail FROM snowflake_state();

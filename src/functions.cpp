@@ -4,10 +4,11 @@
 // snowflake.epoch and snowflake.layout, which cannot change while the server
 // runs (and are the fixed defaults when snowflake is not preloaded); the
 // explicit-layout ones depend only on their arguments. That is what makes them
-// IMMUTABLE (see README, "Why the decode functions are IMMUTABLE").
+// IMMUTABLE (docs/functions.md, "Why the decode functions are IMMUTABLE").
 #include "encoding.hpp"
 #include "pg_boundary.hpp"
-#include "shmem.hpp"
+#include "reservation.hpp"
+#include "state_file.hpp"
 #include "time_range.hpp"
 
 namespace snowflake {
@@ -86,33 +87,62 @@ void time_or_null(int64_t time, Datum &value, bool &null) {
 	             : TimestampTzGetDatum(unix_ms_to_timestamptz(layout_setting.layout.unix_ms_of(time, epoch_ms)));
 }
 
-// Whether snowflake_nextval() can issue an ID now, in words: "ok", or the first reason it refuses
-// (in the order it checks them), so that one alert on state <> 'ok' catches every one. A node out
-// of the layout's range cannot be in effect: snowflake.node's range is the layout's.
-const char *state_name(const Stats &snap) {
-	switch (snap.blocked) {
-	case Blocked::StateDamaged:
-		return "state file damaged";
-	case Blocked::StateUnreadable:
-		return "state file unreadable";
-	case Blocked::LayoutChanged:
-		return snap.recorded_epoch_ms != epoch_ms ? "epoch changed" : "layout changed";
-	case Blocked::No:
-		break;
-	}
-	if (RecoveryInProgress())
-		return "recovery";
+// What keeps snowflake_nextval() from issuing IDs, in a sentence for snowflake_state(); nullptr when
+// nothing does. Each names the fact behind the state; docs/troubleshooting.md says what to do.
+const char *state_detail(const Stats &snap) {
 	const Layout &layout = layout_setting.layout;
-	if (snap.node < 0)
-		return "node unset";
-	if (snap.node == backfill_node_setting)
-		return "node reserved";
-	const int64_t now = layout.tick_of(unix_now_ms() + snap.clock_offset_ms, epoch_ms);
-	if (now < 0)
-		return "clock before epoch";
-	if (now > layout.max_time())
-		return "time run out";
-	return "ok";
+	switch (snap.state) {
+	case Readiness::Ok:
+		return nullptr;
+	case Readiness::StateDamaged:
+		return "snowflake.state in the data directory is not a valid record";
+	case Readiness::StateUnreadable: {
+		char target[1024];
+		if (snap.write_errno == ENOENT && state_file_link(target))
+			return psprintf("snowflake.state is a symbolic link to \"%s\", which did not exist at server start", target);
+		errno = snap.write_errno;
+		return psprintf("snowflake.state could not be read at server start: %m");
+	}
+	case Readiness::EpochChanged:
+		return psprintf("snowflake.epoch is %lld; the IDs on record were issued with %lld",
+		                static_cast<long long>(epoch_ms), static_cast<long long>(snap.recorded_epoch_ms));
+	case Readiness::LayoutChanged:
+		return "snowflake.layout differs from the layout the IDs on record were issued with";
+	case Readiness::Recovery:
+		return "the server is in recovery (a standby)";
+	case Readiness::NodeUnset:
+		return "snowflake.node is not set";
+	case Readiness::NodeReserved:
+		return psprintf("snowflake.node %d is the node snowflake.backfill_node reserves", snap.node);
+	case Readiness::ClockBeforeEpoch:
+		return "the system clock reads a time before snowflake.epoch";
+	case Readiness::TimeRunOut:
+		return psprintf("the next ID would need a time past the end of the time field, %s",
+		                timestamptz_to_str(unix_ms_to_timestamptz(layout.unix_ms_of(layout.max_time(), epoch_ms))));
+	case Readiness::ClockBehind:
+		if (!snap.behind_floor)
+			return psprintf("the clock is %lld ms behind the last ID issued; snowflake.max_clock_drift allows %d ms",
+			                static_cast<long long>(snap.behind_ms), max_clock_drift_ms);
+		return psprintf("the clock is %lld ms behind the time IDs must start above, %s; snowflake.max_clock_drift "
+		                "allows %d ms",
+		                static_cast<long long>(snap.behind_ms),
+		                snap.start_floor == StartFloor::None ? "the first ID's clock on a new timeline plus the bound"
+		                                                     : floor_origin(snap.start_floor),
+		                max_clock_drift_ms);
+	case Readiness::WriteStalled:
+		if (snap.writer_pid == 0)
+			return psprintf("a reservation write to snowflake.state takes about %lld ms; a call waits at most %lld ms",
+			                static_cast<long long>(snap.write_latency_us / 1000),
+			                static_cast<long long>(kReservationWaitMs));
+		return psprintf("process %d has been writing a reservation to snowflake.state for %lld ms; a call waits at "
+		                "most %lld ms",
+		                snap.writer_pid, static_cast<long long>((unix_now_us() - snap.state_since_us) / 1000),
+		                static_cast<long long>(kReservationWaitMs));
+	case Readiness::WriteFailing:
+		errno = snap.write_errno;
+		return psprintf("the last reservation write to snowflake.state failed: %m");
+	}
+	return nullptr;
 }
 
 // The fixed-width text of argument 0 (an ID) in encoding e; ERROR 22023 for a negative ID.
@@ -172,6 +202,7 @@ PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_reservation);
+PG_FUNCTION_INFO_V1(snowflake_state);
 PG_FUNCTION_INFO_V1(snowflake_inject_write_delay);
 PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
@@ -251,7 +282,7 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 	values[12] = Int64GetDatum(count.reservations);
 	values[13] = Int64GetDatum(layout.ids_per_second());
 	values[14] = TimestampTzGetDatum(unix_ms_to_timestamptz(layout.unix_ms_of(layout.max_time(), epoch_ms)));
-	values[15] = CStringGetTextDatum(state_name(snap));
+	values[15] = CStringGetTextDatum(state_text(snap.state));
 	values[16] = Int64GetDatum(snap.clock_offset_ms);
 	// Columns added in 0.2.0; a 0.1.0 declaration has only the 17 above, and the tuple is built
 	// from the declared descriptor, so the extra values are simply not read.
@@ -275,6 +306,20 @@ Datum snowflake_reservation(PG_FUNCTION_ARGS) {
 	values[3] = Int64GetDatum(snap.renewals);
 	values[4] = Int64GetDatum(snap.caller_writes);
 	values[5] = Int64GetDatum(snap.caller_waits);
+	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_state() → one row: whether IDs can be issued now, and if not why, since when, in words,
+// and when that ends by itself; the same state as snowflake_stats().state.
+Datum snowflake_state(PG_FUNCTION_ARGS) {
+	using namespace snowflake;
+	const Stats snap = read_stats();
+	const char *detail = state_detail(snap);
+	Datum values[4] = {CStringGetTextDatum(state_text(snap.state)),
+	                   TimestampTzGetDatum(unix_ms_to_timestamptz(snap.state_since_us / 1000)),
+	                   detail != nullptr ? CStringGetTextDatum(detail) : Datum(0),
+	                   TimestampTzGetDatum(unix_ms_to_timestamptz(snap.resumes_unix_ms))};
+	bool nulls[4] = {false, false, detail == nullptr, snap.resumes_unix_ms < 0};
 	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
 }
 

@@ -22,6 +22,12 @@
 //   sleeps on `reserved_cv`, cancellably (it holds no lock), until `writing`
 //   is 0, then steps again. A call that had to write wakes the worker, so that
 //   it renews ahead of need from then on.
+// - Every wait is bounded: a call waits for reservations at most
+//   kReservationWaitMs in all, then fails with 58030 naming the process that
+//   writes. The writer's claim is never taken from it, however long its write
+//   lasts: a process that took over a write stuck in fsync would block on the
+//   same storage, and a late write of the old claim could then overwrite a
+//   newer, higher reservation and lower the durable mark.
 #pragma once
 
 #include "shmem.hpp"
@@ -37,6 +43,9 @@ Policy policy_now(SharedState &state) noexcept;
 // it has none, one of an older version, or another cluster's.
 void recover_reservation(SharedState &state);
 
+// Where a start's floor came from, in words ("the reservation recorded in "snowflake.state"", ...).
+const char *floor_origin(StartFloor floor) noexcept;
+
 // Raises the ERROR of a generator that its start found unable to run (Blocked), if it is.
 void check_not_blocked(const SharedState &state);
 
@@ -44,16 +53,21 @@ void check_not_blocked(const SharedState &state);
 // reservation on disk to the exact last ID. After a crash or an immediate stop it writes nothing.
 void record_last_id_at_exit(SharedState &state, int exit_code);
 
-// A call's reservation writes so far, for the rule that ends a call whose writes keep expiring.
-struct ReservationAttempts {
-	int expired_writes = 0; // this call's writes that ran out before they were on disk
+// How long one call waits for a reservation in all, for another process's write or for its own
+// writes to outlast what they reserve: the longest lead. A write of its own, once begun, runs to
+// its end (a write cannot be interrupted), so a call takes at most this plus one write.
+constexpr int64_t kReservationWaitMs = kMaxLeadMs;
+
+// One call's wait for a reservation.
+struct ReservationWait {
+	int64_t deadline_us = -1; // on the monotonic clock; set by the first reserve_or_wait() of the call
 };
 
 // Called with the generator's lock held, after a step asked for a reservation up to reserve_tick:
 // releases the lock, then either writes that reservation (this process claims the writer's role) or
-// waits, cancellably, for the process writing one. The caller then steps again. ERROR 58030 when
-// this call's writes keep running out before they are on disk.
-void reserve_or_wait(SharedState &state, const Policy &policy, int64_t reserve_tick, ReservationAttempts &attempts);
+// waits, cancellably, for the process writing one, until the call's deadline. The caller then
+// steps again. ERROR 58030 once the deadline has passed and there is still no reservation.
+void reserve_or_wait(SharedState &state, int64_t reserve_tick, ReservationWait &wait);
 
 // The renewal worker's body: renews the reservation ahead of need until the server stops.
 [[noreturn]] void renew_reservations();

@@ -31,6 +31,53 @@ int64_t max_wait_ms(const Policy &policy) noexcept {
 constexpr int64_t kMaxClockOffsetMs = int64_t{100} * 36525 * 24 * 3600 * 10;
 constexpr int64_t kMaxWriteDelayMs = 60000;
 
+// The Readiness of a generator its start found unable to run, else Ok.
+Readiness blocked_readiness(const SharedState &state) noexcept {
+	switch (state.blocked) {
+	case Blocked::StateDamaged:
+		return Readiness::StateDamaged;
+	case Blocked::StateUnreadable:
+		return Readiness::StateUnreadable;
+	case Blocked::LayoutChanged:
+		return state.recorded_epoch_ms != epoch_ms ? Readiness::EpochChanged : Readiness::LayoutChanged;
+	case Blocked::No:
+		break;
+	}
+	return Readiness::Ok;
+}
+
+// What a step that neither issued nor waited means for callers.
+Readiness readiness_of(const Step &step, int32_t node, const Policy &policy) noexcept {
+	switch (step.status) {
+	case Status::NodeInvalid:
+		return node >= 0 && node == policy.reserved_node ? Readiness::NodeReserved : Readiness::NodeUnset;
+	case Status::ClockBehind:
+		return Readiness::ClockBehind;
+	case Status::BeforeEpoch:
+		return Readiness::ClockBeforeEpoch;
+	case Status::TimeExhausted:
+		return Readiness::TimeRunOut;
+	case Status::Issued:
+	case Status::Reserve:
+	case Status::Wait:
+		break;
+	}
+	return Readiness::Ok;
+}
+
+// When a ClockBehind step's refusals end by themselves, the clock running on, in Unix ms of the system
+// clock (the generator's, moved by offset_ms, reaches it offset_ms earlier): when the lag behind the
+// last ID is within the drift bound, or the next ID above the floor within borrowing.
+int64_t resume_unix_ms(const GeneratorState &generator, const Step &step, const Policy &policy,
+                       int64_t offset_ms) noexcept {
+	const Layout &layout = policy.layout;
+	const int64_t tick =
+	    step.behind_floor
+	        ? generator.floor_tick + 1 - (policy.clock == ClockPolicy::Borrow ? policy.max_drift_ticks() : 0)
+	        : (generator.last_id >> layout.time_shift()) - policy.max_lag_ticks();
+	return layout.unix_ms_of(tick, policy.epoch_ms) - offset_ms;
+}
+
 // Sets up a new state: every field as at a fresh start, then what the state file says.
 void initialise(SharedState &state) {
 	state.lock = &GetNamedLWLockTranche(kName)->lock;
@@ -39,6 +86,8 @@ void initialise(SharedState &state) {
 	state.state_errno = 0;
 	state.recorded_epoch_ms = epoch_ms;
 	state.recorded_layout = layout_setting.layout;
+	state.start_floor = StartFloor::None;
+	state.start_floor_tick = -1;
 	state.generator.reset();
 	state.timeline = 0;
 	state.timeline_checked = 0;
@@ -47,7 +96,11 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u64(&state.write_delay_ms, 0);
 	ConditionVariableInit(&state.reserved_cv);
 	pg_atomic_init_u32(&state.writing, 0);
+	pg_atomic_init_u32(&state.writer_pid, 0);
+	pg_atomic_init_u64(&state.write_started_us, 0);
 	pg_atomic_init_u64(&state.write_latency_us, 0);
+	pg_atomic_init_u32(&state.write_errno, 0);
+	pg_atomic_init_u64(&state.write_failed_at_us, 0);
 	pg_atomic_init_u64(&state.renewer_latch, 0);
 	pg_atomic_init_u64(&state.waits, 0);
 	pg_atomic_init_u64(&state.wait_us, 0);
@@ -55,6 +108,8 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u64(&state.caller_writes, 0);
 	pg_atomic_init_u64(&state.caller_waits, 0);
 	recover_reservation(state);
+	pg_atomic_init_u32(&state.seen_state, static_cast<uint32>(blocked_readiness(state)));
+	pg_atomic_init_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
 }
 
 extern "C" {
@@ -114,8 +169,37 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 	CHECK_FOR_INTERRUPTS();
 }
 
-// Raises the ERROR for a step that can neither issue nor wait.
-[[noreturn]] void raise_step_error(const Step &step, int32_t node, const Policy &policy) {
+// Raises the ERROR of a step whose clock lags the last ID or the floor of this run by more than allowed.
+[[noreturn]] void raise_clock_behind(const Step &step, const Policy &policy, int64_t resume_ms, StartFloor start_floor) {
+	const long long behind_ms = step.drift_ticks * policy.layout.unit_ms;
+	const long long in_s = std::max<int64_t>(0, (resume_ms - unix_now_ms() + 999) / 1000);
+	const char *resume = timestamptz_to_str(unix_ms_to_timestamptz(resume_ms));
+	if (!step.behind_floor)
+		ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
+		                errmsg("system clock is %lld ms behind the last snowflake ID issued", behind_ms),
+		                errdetail("snowflake.max_clock_drift allows %lld ms.",
+		                          static_cast<long long>(policy.max_drift_ms)),
+		                errhint("IDs resume by themselves at about %s (in %lld s), once the clock catches up. "
+		                        "If the clock is wrong, correct it; snowflake.max_clock_drift sets how large a "
+		                        "step is ridden out.",
+		                        resume, in_s)));
+	ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
+	                errmsg("system clock is %lld ms behind the time snowflake IDs must start above", behind_ms),
+	                errdetail("That floor is %s; snowflake.max_clock_drift allows %lld ms.",
+	                          start_floor == StartFloor::None ? "the clock of the first ID on a new timeline plus "
+	                                                            "snowflake.max_clock_drift"
+	                                                          : floor_origin(start_floor),
+	                          static_cast<long long>(policy.max_drift_ms)),
+	                errhint("IDs resume by themselves at about %s (in %lld s), once the clock catches up. If the "
+	                        "clock is wrong, correct it.",
+	                        resume, in_s)));
+	pg_unreachable();
+}
+
+// Raises the ERROR for a step that can neither issue nor wait; resume_ms says when a ClockBehind
+// step's refusals end (resume_unix_ms), start_floor where the floor it lags came from.
+[[noreturn]] void raise_step_error(const Step &step, int32_t node, const Policy &policy, int64_t resume_ms,
+                                   StartFloor start_floor) {
 	switch (step.status) {
 	case Status::NodeInvalid:
 		if (node < 0)
@@ -133,13 +217,7 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 		                       layout_setting.name),
 		                errhint("Set snowflake.node to a value from 0 to %d.", policy.layout.max_node())));
 	case Status::ClockBehind:
-		ereport(ERROR,
-		        (errcode(ERRCODE_SYSTEM_ERROR),
-		         errmsg("system clock is %lld ms behind the last snowflake ID issued",
-		                static_cast<long long>(step.drift_ticks * policy.layout.unit_ms)),
-		         errdetail("snowflake.max_clock_drift allows %lld ms.", static_cast<long long>(policy.max_drift_ms)),
-		         errhint("Correct the system clock, or raise snowflake.max_clock_drift to ride out larger "
-		                 "steps. IDs resume by themselves once the clock catches up.")));
+		raise_clock_behind(step, policy, resume_ms, start_floor);
 	case Status::BeforeEpoch:
 		ereport(ERROR,
 		        (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -186,6 +264,7 @@ struct LockedStep {
 	int32_t node;           // the node it used
 	int64_t clock_us;       // the clock reading, in Unix microseconds
 	int64_t promoted_floor; // the floor (a tick) it set after a change of timeline, or -1
+	int64_t resume_ms;      // ClockBehind: when its refusals end by themselves (resume_unix_ms)
 };
 
 // One generator step for count IDs under the lock. When the reservation is spent, this call writes
@@ -193,7 +272,7 @@ struct LockedStep {
 LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 	int64_t promoted_floor = -1;
 	int64_t regressed = 0;
-	ReservationAttempts attempts;
+	ReservationWait wait;
 	for (;;) {
 		CHECK_FOR_INTERRUPTS(); // no lock held: a cancel ends a call that keeps finding the reservation spent
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
@@ -207,10 +286,12 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 		regressed = std::max(regressed, step.regressed_ticks);
 		step.regressed_ticks = regressed;
 		if (step.status != Status::Reserve) {
+			const int64_t resume_ms =
+			    step.status == Status::ClockBehind ? resume_unix_ms(state.generator, step, policy, clock_offset_ms(state)) : -1;
 			LWLockRelease(state.lock);
-			return LockedStep{step, node, clock_us, promoted_floor};
+			return LockedStep{step, node, clock_us, promoted_floor, resume_ms};
 		}
-		reserve_or_wait(state, policy, step.reserve_tick, attempts); // releases the lock
+		reserve_or_wait(state, step.reserve_tick, wait); // releases the lock
 	}
 }
 
@@ -218,16 +299,18 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 // the reservation lead itself, off the fast path.
 int64_t next_ids_slowly(SharedState &state, int32_t count) {
 	const Policy policy = policy_now(state);
-	if (RecoveryInProgress())
+	if (RecoveryInProgress()) {
+		note_state(state, Readiness::Recovery);
 		ereport(ERROR,
 		        (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION), errmsg("cannot generate snowflake IDs during recovery"),
 		         errdetail("A standby shares its primary's node ID, so IDs it made could repeat the primary's."),
 		         errhint("Generate IDs on the primary. After promotion, give this server a snowflake.node "
 		                 "of its own.")));
+	}
 	check_not_blocked(state);
 	int64_t give_up_at = -1;
 	for (;;) {
-		const auto [step, node, clock_us, promoted_floor] = locked_step(state, policy, count);
+		const auto [step, node, clock_us, promoted_floor, resume_ms] = locked_step(state, policy, count);
 
 		if (promoted_floor >= 0)
 			ereport(LOG, (errmsg("snowflake: first ID on a new timeline (after promotion or point-in-time recovery); "
@@ -242,16 +325,27 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 				ereport(LOG, (errmsg("snowflake: node changed from %d to %d", step.previous_node, node)));
 			return step.id;
 		}
-		if (step.status != Status::Wait)
-			raise_step_error(step, node, policy);
+		if (step.status != Status::Wait) {
+			const Readiness refusal = readiness_of(step, node, policy);
+			if (note_state(state, refusal) && refusal == Readiness::ClockBehind)
+				ereport(LOG, (errmsg("snowflake: refusing IDs until about %s (for %lld s): the clock is %lld ms "
+				                     "behind %s",
+				                     timestamptz_to_str(unix_ms_to_timestamptz(resume_ms)),
+				                     static_cast<long long>(std::max<int64_t>(0, (resume_ms - unix_now_ms()) / 1000)),
+				                     static_cast<long long>(step.drift_ticks * policy.layout.unit_ms),
+				                     step.behind_floor ? "the floor of this run" : "the last ID issued")));
+			raise_step_error(step, node, policy, resume_ms, state.start_floor);
+		}
 		const int64_t started = monotonic_us();
 		if (give_up_at < 0)
 			give_up_at = started + max_wait_ms(policy) * 1000;
-		if (started >= give_up_at)
+		if (started >= give_up_at) {
+			note_state(state, Readiness::ClockBehind);
 			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
 			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
 			                       static_cast<long long>(max_wait_ms(policy))),
 			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
+		}
 		// Until the clock reaches the tick the step waits for.
 		const int64_t now_tick = policy.layout.tick_of(clock_us / 1000, policy.epoch_ms);
 		wait_for_clock(state, policy.layout.unix_ms_of(now_tick + step.wait_ticks, policy.epoch_ms) * 1000);
@@ -293,6 +387,46 @@ SharedState &attached() {
 
 SharedState &preloaded() {
 	return attached();
+}
+
+bool note_state(SharedState &state, Readiness r) noexcept {
+	uint32 seen = pg_atomic_read_u32(&state.seen_state);
+	if (seen == static_cast<uint32>(r) || !pg_atomic_compare_exchange_u32(&state.seen_state, &seen, static_cast<uint32>(r)))
+		return false;
+	pg_atomic_write_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
+	return true;
+}
+
+const char *state_text(Readiness r) noexcept {
+	switch (r) {
+	case Readiness::Ok:
+		return "ok";
+	case Readiness::StateDamaged:
+		return "state file damaged";
+	case Readiness::StateUnreadable:
+		return "state file unreadable";
+	case Readiness::EpochChanged:
+		return "epoch changed";
+	case Readiness::LayoutChanged:
+		return "layout changed";
+	case Readiness::Recovery:
+		return "recovery";
+	case Readiness::NodeUnset:
+		return "node unset";
+	case Readiness::NodeReserved:
+		return "node reserved";
+	case Readiness::ClockBeforeEpoch:
+		return "clock before epoch";
+	case Readiness::TimeRunOut:
+		return "time run out";
+	case Readiness::ClockBehind:
+		return "clock behind";
+	case Readiness::WriteStalled:
+		return "reservation write stalled";
+	case Readiness::WriteFailing:
+		return "reservation write failing";
+	}
+	return "unknown";
 }
 
 int64_t monotonic_us() noexcept {
@@ -401,7 +535,8 @@ LayoutSpec decoding_layout() {
 
 Stats read_stats() {
 	SharedState &state = attached();
-	Stats snap;
+	Stats snap{};
+	Policy policy = current_policy();
 	LWLockAcquire(state.lock, LW_SHARED);
 	snap.node = node_in_effect(state);
 	snap.blocked = state.blocked;
@@ -409,6 +544,7 @@ Stats read_stats() {
 	snap.generator = state.generator;
 	snap.clock_offset_ms = clock_offset_ms(state);
 	snap.write_latency_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us));
+	const int64_t clock_ms = generator_clock_us(state) / 1000;
 	LWLockRelease(state.lock);
 	snap.lead_ms = reservation_lead_ms(snap.write_latency_us);
 	snap.waits = static_cast<int64_t>(pg_atomic_read_u64(&state.waits));
@@ -416,6 +552,44 @@ Stats read_stats() {
 	snap.renewals = static_cast<int64_t>(pg_atomic_read_u64(&state.renewals));
 	snap.caller_writes = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_writes));
 	snap.caller_waits = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_waits));
+
+	// Whether a call could issue an ID now: the checks it makes first, then the step it would take,
+	// taken on a copy of the generator, and for a step that needs a reservation, how writing goes.
+	policy.lead_ms = snap.lead_ms;
+	snap.resumes_unix_ms = -1;
+	snap.state = blocked_readiness(state);
+	snap.write_errno = state.state_errno;
+	if (snap.state == Readiness::Ok && RecoveryInProgress())
+		snap.state = Readiness::Recovery;
+	if (snap.state == Readiness::Ok) {
+		GeneratorState copy = snap.generator;
+		const Step step = copy.next(clock_ms, snap.node, policy, 1);
+		snap.state = readiness_of(step, snap.node, policy);
+		if (step.status == Status::Wait && step.wait_ticks * policy.layout.unit_ms > max_wait_ms(policy))
+			snap.state = Readiness::ClockBehind; // a call would give up waiting
+		if (snap.state == Readiness::ClockBehind) {
+			snap.behind_ms = step.drift_ticks * policy.layout.unit_ms;
+			snap.behind_floor = step.behind_floor || step.status == Status::Wait;
+			snap.start_floor = state.start_floor;
+			snap.resumes_unix_ms = resume_unix_ms(snap.generator, step, policy, snap.clock_offset_ms);
+		}
+		const bool writing = pg_atomic_read_u32(&state.writing) != 0;
+		const int64_t write_ms = (monotonic_us() - static_cast<int64_t>(pg_atomic_read_u64(&state.write_started_us))) / 1000;
+		if (step.status == Status::Reserve && writing && write_ms > kReservationWaitMs) {
+			snap.state = Readiness::WriteStalled;
+			snap.writer_pid = static_cast<int32_t>(pg_atomic_read_u32(&state.writer_pid));
+			snap.state_since_us = unix_now_us() - write_ms * 1000;
+		} else if (step.status == Status::Reserve && snap.write_latency_us >= kReservationWaitMs * 1000) {
+			snap.state = Readiness::WriteStalled; // writes end, but later than a call waits for one
+		} else if (step.status == Status::Reserve && !writing && pg_atomic_read_u32(&state.write_errno) != 0) {
+			snap.state = Readiness::WriteFailing;
+			snap.write_errno = static_cast<int32_t>(pg_atomic_read_u32(&state.write_errno));
+			snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_failed_at_us));
+		}
+	}
+	note_state(state, snap.state);
+	if (snap.state_since_us == 0)
+		snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.seen_since_us));
 	return snap;
 }
 

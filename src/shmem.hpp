@@ -12,7 +12,8 @@
 //   restart) and initialises it only when ShmemInitStruct reports it new,
 //   before any backend or worker exists. After that these never change and
 //   are read without a lock: `lock`, `system_identifier`, `blocked`,
-//   `state_errno`, `recorded_epoch_ms` and `recorded_layout`.
+//   `state_errno`, `recorded_epoch_ms`, `recorded_layout`, `start_floor` and
+//   `start_floor_tick`.
 // - The generator's LWLock (`lock`, the single lock of the named tranche
 //   "snowflake"): `generator`, `timeline` and `timeline_checked` are read and
 //   written only with it held, LW_EXCLUSIVE to issue, LW_SHARED to take a
@@ -23,16 +24,22 @@
 //   goes from 0 to 1 only with `lock` held, so one process at a time writes a
 //   reservation, and back to 0 by that writer without the lock, followed by a
 //   broadcast on `reserved_cv` (PostgreSQL's condition variable, with its own
-//   spinlock). `write_latency_us` is stored with `lock` held and may be loaded
-//   without it.
+//   spinlock). The claimant stores `writer_pid` and `write_started_us` before
+//   it releases `lock`; they describe the current write while `writing` is 1.
+//   `write_latency_us` is stored with `lock` held and may be loaded without
+//   it. The writer stores `write_errno` and `write_failed_at_us` when its
+//   write ends, before it clears `writing`.
 // - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
 //   lock: `node` (stored by the postmaster when it starts or reloads),
 //   `clock_offset_ms` and `write_delay_ms` (stored by a test backend), the
 //   renewal worker's `renewer_latch` (stored by the worker at its start and
-//   exit, loaded by callers to wake it), and the counters `waits`, `wait_us`,
-//   `renewals`, `caller_writes` and `caller_waits` (fetch-add). A reader may
-//   see a new value in one and an old one in another: each is a fact on its
-//   own, and nothing is derived from two of them together.
+//   exit, loaded by callers to wake it), the counters `waits`, `wait_us`,
+//   `renewals`, `caller_writes` and `caller_waits` (fetch-add), and the state
+//   last seen: `seen_state` changes only by compare-and-exchange, whose
+//   winner then stores `seen_since_us`. A reader may see a new value in one
+//   atomic and an old one in another: each is a fact on its own, and nothing
+//   is derived from two of them together but a state and its "since", which
+//   may be a moment stale.
 // - At a clean shutdown the postmaster (every backend and the worker gone)
 //   reads the generator without the lock and writes the exact last ID to the
 //   state file. After a crash it writes nothing: shared memory is suspect, and
@@ -59,6 +66,35 @@ enum class Blocked : int32_t {
 	LayoutChanged,   // snowflake.state was written with another epoch or layout (snowflake.layout)
 };
 
+// Where the first ID of this run must lie above, and why; decided once, at server start.
+enum class StartFloor : int32_t {
+	None,           // no floor: a new cluster (or the generator is blocked)
+	Reservation,    // the reservation snowflake.state records
+	ForeignFile,    // snowflake.state is another cluster's: the clock at start plus the drift bound
+	LastCheckpoint, // no snowflake.state: pg_control's latest checkpoint + 1 s + the drift bound
+};
+
+// Whether snowflake_nextval() can issue an ID now, and if not, the condition that makes it fail, in
+// the order a call meets them. state_text() words each for snowflake_stats().state.
+enum class Readiness : uint32_t {
+	Ok,
+	StateDamaged,
+	StateUnreadable,
+	EpochChanged,
+	LayoutChanged,
+	Recovery,
+	NodeUnset,
+	NodeReserved,
+	ClockBeforeEpoch,
+	TimeRunOut,
+	ClockBehind,  // the clock lags the last ID, or the floor of this run, by more than a call may wait
+	WriteStalled, // a reservation is needed, and the write of one has run longer than a call waits
+	WriteFailing, // a reservation is needed, and the last write of one failed
+};
+
+// The words for r: "ok", "clock behind", ... (docs/functions.md lists them).
+const char *state_text(Readiness r) noexcept;
+
 struct SharedState {
 	LWLock *lock;                 // once: the tranche's lock
 	uint64_t system_identifier;   // once: this cluster's (pg_control), recorded with every reservation
@@ -66,6 +102,8 @@ struct SharedState {
 	int32_t state_errno;          // once: why the state file was unreadable (Blocked::StateUnreadable)
 	int64_t recorded_epoch_ms;    // once: the state file's epoch (Blocked::LayoutChanged; else the setting)
 	Layout recorded_layout;       // once: the state file's layout (Blocked::LayoutChanged; else the setting)
+	StartFloor start_floor;       // once: what the floor of this run came from
+	int64_t start_floor_tick;     // once: that floor (-1: none)
 	GeneratorState generator;     // lock
 	uint32_t timeline;            // lock: the WAL timeline the state file records (0: none), then the current one
 	int32_t timeline_checked;     // lock: 1 once a step has compared `timeline` with the current one
@@ -74,13 +112,19 @@ struct SharedState {
 	pg_atomic_uint64 write_delay_ms;  // atomic: added to every reservation write; 0 unless a test injected it
 	ConditionVariable reserved_cv;    // its own spinlock: broadcast when a reservation write ends
 	pg_atomic_uint32 writing;         // claim: 1 while one process writes a reservation
+	pg_atomic_uint32 writer_pid;      // claim: that process
+	pg_atomic_uint64 write_started_us; // claim: when its write began, on the monotonic clock
 	pg_atomic_uint64 write_latency_us; // claim: the estimate the lead is sized from (stored under lock)
+	pg_atomic_uint32 write_errno;      // claim: why the last write failed (0: it succeeded)
+	pg_atomic_uint64 write_failed_at_us; // claim: since when writes fail, Unix µs (0: the last succeeded)
 	pg_atomic_uint64 renewer_latch;    // atomic: the renewal worker's Latch * while it runs, else 0
 	pg_atomic_uint64 waits;            // atomic counter: times a call slept for the clock
 	pg_atomic_uint64 wait_us;          // atomic counter: total time slept
 	pg_atomic_uint64 renewals;         // atomic counter: reservations the worker made
 	pg_atomic_uint64 caller_writes;    // atomic counter: reservations callers made
 	pg_atomic_uint64 caller_waits;     // atomic counter: callers that waited for another's write
+	pg_atomic_uint32 seen_state;       // atomic: the Readiness a call or a snapshot saw last
+	pg_atomic_uint64 seen_since_us;    // atomic: since when, Unix µs
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");
@@ -106,6 +150,9 @@ inline int64_t generator_clock_us(SharedState &state) noexcept {
 // Microseconds on a clock no one can set, to time writes and bound waits.
 int64_t monotonic_us() noexcept;
 
+// Records that a call or a snapshot saw state r; true when that is a change (r is new since then).
+bool note_state(SharedState &state, Readiness r) noexcept;
+
 // What snowflake waits for. wait_event() names each in pg_stat_activity on PostgreSQL 17 and later
 // (registered by the first such wait of each process): SnowflakeClock (a call waits for the clock),
 // SnowflakeReservation (for another process's reservation write), SnowflakeReservationWrite (it
@@ -113,7 +160,8 @@ int64_t monotonic_us() noexcept;
 enum class WaitFor { Clock, Reservation, ReservationWrite, Renewer };
 uint32 wait_event(WaitFor what);
 
-// A consistent copy of the generator and its counters, for snowflake_stats().
+// A consistent copy of the generator and its counters, and what a call would meet now, for
+// snowflake_stats() and snowflake_state().
 struct Stats {
 	int32_t node;
 	Blocked blocked;
@@ -127,6 +175,14 @@ struct Stats {
 	int64_t renewals;         // reservations the worker made ahead of need
 	int64_t caller_writes;    // reservations a caller had to make, having found the last one spent
 	int64_t caller_waits;     // callers that waited for another process's reservation write
+	Readiness state;          // whether a call could issue an ID now, and if not why (a dry-run step)
+	int64_t state_since_us;   // since when, Unix µs: the first call or snapshot that saw it, or the write's
+	int64_t behind_ms;        // ClockBehind: how far the clock lags
+	bool behind_floor;        // ClockBehind: it lags the floor of this run, not the last ID
+	StartFloor start_floor;   // ClockBehind behind the floor: where that floor came from
+	int64_t resumes_unix_ms;  // ClockBehind: when IDs flow again by themselves, if the clock runs on (else -1)
+	int32_t writer_pid;       // WriteStalled: the process writing
+	int32_t write_errno;      // WriteFailing: why the last write failed; StateUnreadable: why the file was
 };
 
 // Hooks the shared state into server start; call from _PG_init while preloading only.
@@ -159,7 +215,8 @@ IdBlock next_block(int64_t count);
 // when they were issued, or when none can be trusted (a custom one without preloading).
 LayoutSpec decoding_layout();
 
-// The generator's state and counters now; ERROR when snowflake is not preloaded.
+// The generator's state and counters now, and whether a call could issue an ID (the step it would
+// take, taken on a copy); ERROR when snowflake is not preloaded.
 Stats read_stats();
 
 } // namespace snowflake

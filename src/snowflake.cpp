@@ -198,11 +198,13 @@ void define_startup_settings() {
 		SetConfigOption(kEpoch, text, PGC_POSTMASTER, PGC_S_DYNAMIC_DEFAULT);
 	}
 	DefineCustomBoolVariable(kFaultInjection,
-	                         "Lets superusers move the ID generator's clock with snowflake_inject_clock_offset().",
+	                         "Lets superusers move the ID generator's clock (snowflake_inject_clock_offset()) and slow "
+	                         "its reservation writes (snowflake_inject_write_delay()).",
 	                         "For test servers only; never turn it on in production.", &fault_injection_enabled, false,
 	                         PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
 	if (fault_injection_enabled)
-		ereport(WARNING, (errmsg("snowflake.fault_injection is on: superusers can move the ID generator's clock"),
+		ereport(WARNING, (errmsg("snowflake.fault_injection is on: superusers can move the ID generator's clock and "
+		                         "slow its reservation writes"),
 		                  errhint("Never enable fault injection on a production server.")));
 }
 
@@ -337,11 +339,12 @@ static void snowflake_process_utility(PlannedStmt *pstmt, const char *query, boo
 } // extern "C"
 
 // Registers the background worker that renews the durable reservation ahead of need (reservation.hpp),
-// started once recovery is over (a standby issues no IDs) and again a second after it exits.
+// started once recovery is over (a standby issues no IDs) and again a second after it exits. It
+// connects to no database, only to show in pg_stat_activity with its wait events.
 void register_renewer() {
 	BackgroundWorker worker;
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;
 	snprintf(worker.bgw_library_name, sizeof(worker.bgw_library_name), "snowflake");
@@ -385,5 +388,6 @@ void snowflake_renewer_main(Datum) {
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(nullptr, nullptr, 0); // no database: a row in pg_stat_activity
 	snowflake::renew_reservations();
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 extern "C" {
+#include "access/transam.h"
 #include "catalog/pg_control.h"
 #include "common/file_perm.h"
 #include "port/pg_crc32c.h"
@@ -138,10 +139,17 @@ bool decode_image(const unsigned char *buffer, ssize_t got, StateRecord &record)
 	return false;
 }
 
+// Notes errno as why a write failed, where the caller asked to know (failed_errno not null).
+void note_errno(int *failed_errno) {
+	if (failed_errno != nullptr)
+		*failed_errno = errno;
+}
+
 // Creates the file from image: written aside, fsynced, renamed into place, the directory fsynced.
-bool create_state(const Image &image, int elevel) {
+bool create_state(const Image &image, int elevel, int *failed_errno) {
 	const int fd = open(kTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
 	if (fd < 0) {
+		note_errno(failed_errno);
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", kTempFile)));
 		return false;
 	}
@@ -151,10 +159,14 @@ bool create_state(const Image &image, int elevel) {
 	if (close(fd) != 0 || !written) {
 		if (!written)
 			errno = write_errno;
+		note_errno(failed_errno);
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kTempFile)));
 		return false;
 	}
-	return durable_rename(kTempFile, kStateFile, elevel) == 0;
+	if (durable_rename(kTempFile, kStateFile, elevel) == 0)
+		return true;
+	note_errno(failed_errno);
+	return false;
 }
 
 } // namespace
@@ -162,9 +174,17 @@ bool create_state(const Image &image, int elevel) {
 StateRead read_state(StateRecord &record) {
 	const int fd = open(kStateFile, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		char target[1024];
+		if (errno == ENOENT && !state_file_link(target))
 			return StateRead::Missing;
-		ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not open \"%s\": %m", kStateFile)));
+		const int open_errno = errno;
+		if (open_errno == ENOENT)
+			ereport(LOG, (errmsg("snowflake: could not open \"%s\": it is a symbolic link to \"%s\", which does not "
+			                     "exist",
+			                     kStateFile, target)));
+		else
+			ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not open \"%s\": %m", kStateFile)));
+		errno = open_errno;
 		return StateRead::Unreadable;
 	}
 	unsigned char buffer[sizeof(Image) + 1]; // one byte more than any image, to see a longer file
@@ -188,7 +208,7 @@ StateRead read_state(StateRecord &record) {
 	return StateRead::Loaded;
 }
 
-bool write_state(const StateRecord &record, int elevel) {
+bool write_state(const StateRecord &record, int elevel, int *failed_errno) {
 	Image image;
 	std::memset(&image, 0, sizeof(image));
 	image.magic = kMagic;
@@ -205,9 +225,13 @@ bool write_state(const StateRecord &record, int elevel) {
 	image.crc = image_crc(&image, offsetof(Image, crc));
 
 	const int fd = open(kStateFile, O_RDWR | PG_BINARY, 0);
-	if (fd < 0 && errno == ENOENT)
-		return create_state(image, elevel);
 	if (fd < 0) {
+		const int open_errno = errno;
+		char target[1024];
+		if (open_errno == ENOENT && !state_file_link(target)) // a link to nothing is never replaced
+			return create_state(image, elevel, failed_errno);
+		errno = open_errno;
+		note_errno(failed_errno);
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", kStateFile)));
 		return false;
 	}
@@ -216,7 +240,7 @@ bool write_state(const StateRecord &record, int elevel) {
 	struct stat st;
 	if (fstat(fd, &st) != 0 || st.st_size != static_cast<off_t>(sizeof(image))) {
 		close(fd);
-		return create_state(image, elevel);
+		return create_state(image, elevel, failed_errno);
 	}
 	// One write inside the first sector, then one fsync: the record is replaced whole or not at all.
 	errno = 0;
@@ -226,6 +250,7 @@ bool write_state(const StateRecord &record, int elevel) {
 		const int write_errno = errno;
 		close(fd);
 		errno = write_errno;
+		note_errno(failed_errno);
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kStateFile)));
 		return false;
 	}
@@ -233,18 +258,20 @@ bool write_state(const StateRecord &record, int elevel) {
 		const int fsync_errno = errno;
 		close(fd);
 		errno = fsync_errno;
+		note_errno(failed_errno);
 		// Nothing counts on this write: the next one rewrites the whole record and fsyncs it again.
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not fsync file \"%s\": %m", kStateFile)));
 		return false;
 	}
 	if (close(fd) != 0) {
+		note_errno(failed_errno);
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not close file \"%s\": %m", kStateFile)));
 		return false;
 	}
 	return true;
 }
 
-bool cluster_shut_down_cleanly() {
+bool read_control(ControlFacts &facts) {
 	ControlFileData control;
 	const int fd = open(kControlFile, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0)
@@ -253,7 +280,25 @@ bool cluster_shut_down_cleanly() {
 	close(fd);
 	if (!whole || !EQ_CRC32C(control.crc, image_crc(&control, offsetof(ControlFileData, crc))))
 		return false;
-	return control.state == DB_SHUTDOWNED || control.state == DB_SHUTDOWNED_IN_RECOVERY;
+	facts.clean_shutdown = control.state == DB_SHUTDOWNED || control.state == DB_SHUTDOWNED_IN_RECOVERY;
+	facts.checkpoint_unix_s = control.checkPointCopy.time;
+	// initdb leaves the OID counter below FirstNormalObjectId; the first object a user creates (such as
+	// the extension itself, without which no ID is issued) moves it there for good.
+	facts.objects_created = control.checkPointCopy.nextOid >= FirstNormalObjectId;
+	return true;
+}
+
+bool cluster_shut_down_cleanly() {
+	ControlFacts facts{};
+	return read_control(facts) && facts.clean_shutdown;
+}
+
+bool state_file_link(char (&target)[1024]) {
+	const ssize_t length = readlink(kStateFile, target, sizeof(target) - 1);
+	if (length < 0)
+		return false;
+	target[length] = '\0';
+	return true;
 }
 
 } // namespace snowflake

@@ -16,13 +16,8 @@
 // (the file is then reported damaged, never trusted). Only a missing file is
 // created aside and renamed into place (durable_rename).
 //
-// Who writes, and when (shmem.hpp has the protocol): a reservation reaches one
-// lead past the clock (generator.hpp: four writes' time, 200 ms to 10 s), and
-// the background worker "snowflake reservation" renews it when half a lead is
-// left, outside the generator's lock. A caller writes only when it finds the
-// reservation spent (the first ID after an idle spell, or a renewal that fell
-// behind), also outside the lock; others then wait for that write on a
-// condition variable, cancellably.
+// Who writes it, and when, is reservation.hpp's: a reservation reaches one
+// lead past the clock, and the renewal worker renews it ahead of need.
 //
 // Why a file and not WAL: a reservation must be durable before the ID that
 // needs it is returned, from inside snowflake_nextval(), which may run in a
@@ -37,7 +32,7 @@
 //   the backup, not the primary's latest. Promotion and the end of PITR move
 //   the server to a new timeline; a server that finds itself on another
 //   timeline than the file's begins above now + snowflake.max_clock_drift
-//   (see shmem.cpp) before it writes the new timeline, so that floor survives
+//   (shmem.cpp) before it writes the new timeline, so that floor survives
 //   a restart too. A promoted standby should still get a node ID of its own
 //   (docs/many-servers.md).
 // - A file written by another cluster (another system identifier: copied in
@@ -47,8 +42,16 @@
 //   over its data directory has the same identifier and an older
 //   reservation: like PITR without a new timeline, only the clock keeps new
 //   IDs above the ones issued after that backup (docs/guarantees.md).
-// - pg_upgrade starts a new data directory without the file: the first start
-//   after it relies on the clock, as a brand-new server does.
+// - No file (deleted, or never made): if no object was ever created in the
+//   cluster, not even the extension, no ID can have been issued, and IDs start
+//   at the clock. Otherwise they start above pg_control's latest checkpoint
+//   time + 1 s + snowflake.max_clock_drift: no ID lies further ahead of the
+//   clock than the drift bound, and after a clean shutdown none was issued
+//   after the shutdown checkpoint (reservation.cpp). pg_upgrade makes such a
+//   data directory; its checkpoint is the upgrade's.
+// - A symbolic link in the file's place that leads nowhere (a volume that is
+//   not mounted), or any name that cannot be opened, is refused as
+//   unreadable: never taken for a missing file, never replaced.
 // - A different epoch or layout (snowflake.layout) at start is refused: generation and decoding stop with
 //   an error until the epoch is restored or the file is removed on purpose.
 #pragma once
@@ -74,10 +77,11 @@ struct StateRecord {
 };
 
 enum class StateRead {
-	Missing,    // no file: nothing was issued with a durable reservation here
+	Missing,    // no file, and nothing in its place: nothing was issued with a durable reservation here
 	Loaded,     // record holds the file's contents
 	Corrupt,    // a file is there, but it is not a valid record
-	Unreadable, // the file could not be opened or read (errno says why)
+	Unreadable, // the file could not be opened or read (errno says why), or its name is a symbolic
+	            // link to nothing (ENOENT: a volume not mounted), which is never taken for no file
 };
 
 // Reads the record; never raises an ERROR (it runs in the postmaster), but logs what is wrong.
@@ -87,11 +91,25 @@ StateRead read_state(StateRecord &record);
 constexpr uint32_t kStateVersion = 3;
 
 // Makes record durable: in place with one fsync, or, when there is no file, created aside and renamed
-// into place; false (after an ereport at elevel, with PostgreSQL's wording and SQLSTATE) on failure.
-bool write_state(const StateRecord &record, int elevel);
+// into place; false (after an ereport at elevel, with PostgreSQL's wording and SQLSTATE) on failure,
+// with errno stored in *failed_errno first when it is given.
+bool write_state(const StateRecord &record, int elevel, int *failed_errno = nullptr);
+
+// What pg_control says of this cluster's past, for the floor of a start without the state file.
+struct ControlFacts {
+	bool clean_shutdown;       // a clean shutdown was the last thing recorded (not a crash or an immediate stop)
+	int64_t checkpoint_unix_s; // the time of the latest checkpoint, Unix seconds (rounded down)
+	bool objects_created;      // an object was ever created here (the OID counter reached user OIDs)
+};
+
+// Reads pg_control; false when it cannot be read whole with a valid CRC.
+bool read_control(ControlFacts &facts);
 
 // Whether pg_control records a clean shutdown (the checkpointer's last word before the postmaster
 // exits); false after an immediate stop or a crash, which leave it "in production", and when unreadable.
 bool cluster_shut_down_cleanly();
+
+// The target of the symbolic link in the state file's place, NUL-terminated; false when it is none.
+bool state_file_link(char (&target)[1024]);
 
 } // namespace snowflake

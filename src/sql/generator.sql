@@ -37,6 +37,17 @@ GRANT EXECUTE ON FUNCTION snowflake_stats() TO pg_monitor;
 COMMENT ON FUNCTION snowflake_stats() IS
 'Reports this server''s ID generator: node, layout, last ID, durable reservation, counters since start, capacity and end of time. For pg_monitor.';
 
+CREATE FUNCTION snowflake_state(
+    OUT state text, OUT since timestamptz, OUT detail text, OUT resumes_at timestamptz)
+AS 'MODULE_PATHNAME', 'snowflake_state'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION snowflake_state() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_state() TO pg_monitor;
+
+COMMENT ON FUNCTION snowflake_state() IS
+'Reports whether snowflake_nextval() can issue an ID now (state ok), or the condition that makes it fail, since when, in words, and when it ends by itself if it does. For pg_monitor.';
+
 CREATE FUNCTION snowflake_inject_clock_offset(offset_ms bigint) RETURNS void
 AS 'MODULE_PATHNAME', 'snowflake_inject_clock_offset'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;

@@ -2,8 +2,9 @@
 # The monitoring recipe (docs/monitoring.md), run by test/clients/run.sh against its server
 # (PGHOST/PGPORT): Debian's prometheus-postgres-exporter with docs/monitoring/postgres-exporter.yml,
 # connecting as a pg_monitor role, scraped on 127.0.0.1:$EXPORTER_PORT. Asserts the snowflake
-# series, the 0/1 gauge in both states, leads never negative, and that every series the
-# alert rules (docs/monitoring/alerts.yml) use is scraped. Stops the exporter by PID.
+# series, the 0/1 gauge in both states, leads never negative, that every series the alert rules
+# (docs/monitoring/alerts.yml) use is scraped, and that the rules fire where they should
+# (promtool test rules alerts_test.yml, from Debian's prometheus). Stops the exporter by PID.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DOCS=$HERE/../../docs/monitoring
@@ -50,6 +51,7 @@ check "leads are never negative" \
 check "the first reservation, written by a call, is counted" \
   '[ "$(printf "%.0f" "$(value snowflake_caller_writes "$ok")")" -ge 1 ] && [ -n "$(value snowflake_renewals "$ok")" ]'
 check "runs_out_seconds is decades away" '[ "$(printf "%.0f" "$(value snowflake_runs_out_seconds "$ok")")" -gt 1000000000 ]'
+check "state_seconds says how long the state has held" '[ "$(printf "%.0f" "$(value snowflake_state_seconds "$ok")")" -ge 0 ]'
 
 # A reason to refuse (this node reserved for backfill): the gauge drops to 0 and the label says why.
 psql_ -c "ALTER SYSTEM SET snowflake.backfill_node = 7" -c "SELECT pg_reload_conf()" >/dev/null
@@ -74,4 +76,6 @@ while read -r alert series; do
     check "alert $alert uses a scraped series ($s)" 'grep -q "^$s[{ ]" <<<"$ok"'
   done
 done <<<"$rules"
+# The rules themselves, on series as the exporter names them.
+check "every alert rule fires, and stays quiet, where it should (promtool)" 'promtool test rules "$HERE/alerts_test.yml"'
 exit $fail

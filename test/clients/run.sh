@@ -27,7 +27,7 @@ install_clients() {
       js)
         command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
         (cd "$HERE/js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ;;
-      exporter) ensure_packages prometheus-postgres-exporter curl python3-yaml ;;
+      exporter) ensure_packages prometheus-postgres-exporter prometheus curl python3-yaml ;;
       pgbouncer) ensure_packages pgbouncer ;;
       php) ensure_packages php-cli php-pgsql ;;
       java) ensure_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;

@@ -1,10 +1,8 @@
 // Integration tests of layouts and blocks of IDs against real servers: bad
 // layouts stop the server at start, a layout configured without preloading
-// stops decoding, a layout change across a restart is
-// refused once IDs exist, a state file written by 0.1.0 (version 1) is read as
-// the twitter layout, reservations in ticks of 10 ms survive a crash
-// restart, and many connections mixing blocks and single IDs never
-// share an ID or leave their node, on twitter and on js53.
+// stops decoding, a layout change across a restart is refused once IDs exist,
+// and many connections mixing blocks and single IDs never share an ID or
+// leave their node, on twitter and on js53.
 #include "generator.hpp"
 #include "server.hpp"
 
@@ -87,7 +85,7 @@ TEST(Layouts, AChangeAcrossARestartIsRefusedOnceIdsExist) {
 	{
 		pqxx::connection conn = server.connect();
 		exec(conn, {"CREATE EXTENSION snowflake"});
-		high = query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)");
+		high = max_of(conn, 1000);
 	}
 	server.stop();
 	server.append_conf("snowflake.layout = 'js53'");
@@ -127,113 +125,6 @@ TEST(Layouts, WithoutPreloadingOnlyTwitterDecodes) {
 	pqxx::connection conn2 = twitter.connect();
 	exec(conn2, {"CREATE EXTENSION snowflake"});
 	EXPECT_EQ(sqlstate_of(conn2, "SELECT snowflake_timestamp(1)"), "");
-}
-
-// CRC-32C (Castagnoli), as PostgreSQL computes it for the state file.
-uint32_t crc32c(const unsigned char *data, size_t length) {
-	uint32_t crc = 0xFFFFFFFF;
-	for (size_t i = 0; i < length; ++i) {
-		crc ^= data[i];
-		for (int bit = 0; bit < 8; ++bit)
-			crc = (crc >> 1) ^ (0x82F63B78 & (0 - (crc & 1)));
-	}
-	return crc ^ 0xFFFFFFFF;
-}
-
-// Writes a state file as snowflake 0.1.0 did (version 1, 48 bytes, no unit).
-void write_v1_state(const std::string &path, int64_t epoch_ms, int64_t reserved_ms) {
-	unsigned char image[48] = {};
-	const uint32_t magic = 0x46574e53, version = 1, timeline = 1;
-	const int32_t widths[3] = {41, 10, 12};
-	std::memcpy(image, &magic, 4);
-	std::memcpy(image + 4, &version, 4);
-	std::memcpy(image + 8, &epoch_ms, 8);
-	std::memcpy(image + 16, widths, 12);
-	std::memcpy(image + 28, &timeline, 4);
-	std::memcpy(image + 32, &reserved_ms, 8);
-	const uint32_t crc = crc32c(image, 40);
-	std::memcpy(image + 40, &crc, 4);
-	std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(image), 48);
-}
-
-// Writes a version 2 state file (56 bytes) with the given fields, CRC-valid.
-void write_v2_state(const std::string &path, int64_t epoch_ms, int32_t unit_ms, int64_t reserved_tick,
-                    uint32_t timeline) {
-	unsigned char image[56] = {};
-	const uint32_t magic = 0x46574e53, version = 2;
-	const int32_t widths[3] = {41, 10, 12};
-	std::memcpy(image, &magic, 4);
-	std::memcpy(image + 4, &version, 4);
-	std::memcpy(image + 8, &epoch_ms, 8);
-	std::memcpy(image + 16, widths, 12);
-	std::memcpy(image + 28, &timeline, 4);
-	std::memcpy(image + 32, &reserved_tick, 8);
-	std::memcpy(image + 40, &unit_ms, 4);
-	const uint32_t crc = crc32c(image, 48);
-	std::memcpy(image + 48, &crc, 4);
-	std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(image), 56);
-}
-
-// The size of a file in bytes, -1 if it is missing.
-long file_size(const std::string &path) {
-	struct stat st;
-	return stat(path.c_str(), &st) == 0 ? static_cast<long>(st.st_size) : -1;
-}
-
-TEST(Layouts, AStateFileWrittenBy010IsReadAsTheTwitterLayout) {
-	Server server("state_v1", {kPreload, "snowflake.node = 2", "snowflake.max_clock_drift = '60s'"});
-	ASSERT_TRUE(server.start());
-	{
-		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION snowflake"});
-	}
-	server.stop();
-	// A 0.1.0 file whose reservation lies 20 s ahead of the clock: the first ID must start above it.
-	const int64_t reserved_ms = unix_ms() - kTwitterEpochMs + 20000;
-	write_v1_state(server.data_file("snowflake.state"), kTwitterEpochMs, reserved_ms);
-	ASSERT_TRUE(server.start());
-	{
-		pqxx::connection conn = server.connect();
-		const long long first = query_int(conn, "SELECT snowflake_nextval()");
-		EXPECT_GT(kTwitter.decompose(first).time, reserved_ms);
-		EXPECT_EQ(query_int(conn, "SELECT (state = 'ok')::int FROM snowflake_stats()"), 1);
-	}
-	// The start rewrote it as version 3 (72 bytes, with this cluster's identity), read back below.
-	EXPECT_EQ(file_size(server.data_file("snowflake.state")), 72);
-	server.stop();
-	ASSERT_TRUE(server.start());
-	{
-		pqxx::connection conn = server.connect();
-		EXPECT_EQ(query_int(conn, "SELECT (state = 'ok')::int FROM snowflake_stats()"), 1);
-	}
-	server.stop();
-	// A 0.1.0 file is a twitter record: on a sonyflake server, or with another epoch, it is refused.
-	write_v1_state(server.data_file("snowflake.state"), kTwitterEpochMs, reserved_ms);
-	server.append_conf("snowflake.layout = 'sonyflake'");
-	ASSERT_TRUE(server.start());
-	pqxx::connection conn = server.connect();
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
-	EXPECT_EQ(query_int(conn, "SELECT (state <> 'ok')::int FROM snowflake_stats()"), 1);
-}
-
-// The reservation is kept in ticks of 10 ms on sonyflake: after IDs borrowed 800 ms ahead of the
-// clock and a crash restart (a backend killed: shared memory is rebuilt from the state file, which
-// gets no exact last ID), the first ID is above all of them.
-TEST(Layouts, ReservationsInTicksSurviveACrashRestart) {
-	Server server("sonyflake_crash",
-	              {kPreload, "snowflake.layout = 'sonyflake'", "snowflake.node = 50000",
-	               "snowflake.fault_injection = on"});
-	ASSERT_TRUE(server.start());
-	pqxx::connection conn = server.connect();
-	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_inject_clock_offset(800)"});
-	const long long before = query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, 2000)");
-	ASSERT_TRUE(server.crash_a_backend());
-	pqxx::connection again = server.connect();
-	const long long after = query_int(again, "SELECT snowflake_nextval()");
-	std::cout << "  sonyflake: first ID after the crash restart is "
-	          << (kSonyflake.decompose(after).time - kSonyflake.decompose(before).time) << " ticks of 10 ms above\n";
-	EXPECT_GT(after, before);
-	EXPECT_EQ(kSonyflake.decompose(after).node, 50000);
 }
 
 // Connections mixing blocks of random sizes with single IDs: no ID twice, every ID on the node,
@@ -303,64 +194,6 @@ void blocks_and_singles(const std::string &layout, const Layout &core, int node)
 TEST(Blocks, ConnectionsMixingBlocksAndSingleIdsNeverShareOne) {
 	blocks_and_singles("twitter", kTwitter, 1023); // the node bits all ones: an overflow would show
 	blocks_and_singles("js53", kJs53, 31);
-}
-
-
-TEST(StateFile, CraftedRecordsAreRefusedSayingWhatIsWrong) {
-	// CRC-valid files with a field the generator never writes: generation stops (55000, "state file
-	// damaged"), and the log says which field is wrong, instead of a misleading clock or layout error.
-	Server server("state_crafted", {kPreload, "snowflake.node = 3"});
-	const int64_t now_ms = unix_ms() - kTwitterEpochMs;
-	const struct {
-		const char *what;
-		int64_t epoch_ms;
-		int32_t unit_ms;
-		int64_t reserved_tick;
-		const char *detail;
-	} cases[] = {
-	    {"reserved_tick = INT64_MAX", kTwitterEpochMs, 1, INT64_MAX, "Its reservation lies outside the layout's time field."},
-	    {"unit_ms = 0", kTwitterEpochMs, 0, now_ms, "The unit must be 1ms, 10ms or 1s."},
-	    {"epoch_ms = -1", -1, 1, now_ms, "Its epoch is outside 1970 to 9999."},
-	};
-	for (const auto &c : cases) {
-		write_v2_state(server.data_file("snowflake.state"), c.epoch_ms, c.unit_ms, c.reserved_tick, 1);
-		ASSERT_TRUE(server.start()) << c.what;
-		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION IF NOT EXISTS snowflake"});
-		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000") << c.what;
-		EXPECT_EQ(query_int(conn, "SELECT (state = 'state file damaged')::int FROM snowflake_stats()"), 1) << c.what;
-		EXPECT_TRUE(server.wait_for_log(c.detail, 5s)) << c.what;
-		server.stop();
-	}
-}
-
-TEST(StateFile, WriteErrorsHaveTheirOwnSqlstates) {
-	// Nothing is issued without a durable reservation. The file is written in place: a directory in
-	// its place is 42809, a read-only file 42501; a missing one is created aside, and a directory
-	// where that temporary file goes is 42809 too. Once the obstacle is gone, IDs flow again.
-	Server server("state_write_errors", {kPreload, "snowflake.node = 3"});
-	ASSERT_TRUE(server.start());
-	pqxx::connection conn = server.connect();
-	exec(conn, {"CREATE EXTENSION snowflake"});
-	const std::string file = server.data_file("snowflake.state");
-	const std::string aside = server.data_file("snowflake.state.aside");
-	const std::string tmp = server.data_file("snowflake.state.tmp");
-	ASSERT_EQ(::rename(file.c_str(), aside.c_str()), 0);
-	ASSERT_EQ(::mkdir(file.c_str(), 0700), 0);
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42809");
-	ASSERT_EQ(::rmdir(file.c_str()), 0);
-	ASSERT_EQ(::rename(aside.c_str(), file.c_str()), 0);
-	ASSERT_EQ(::chmod(file.c_str(), 0400), 0);
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42501");
-	ASSERT_EQ(::unlink(file.c_str()), 0);
-	ASSERT_EQ(::mkdir(tmp.c_str(), 0700), 0);
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "42809");
-	ASSERT_EQ(::rmdir(tmp.c_str()), 0);
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "");
-	EXPECT_EQ(file_size(file), 72);
-	EXPECT_TRUE(server.wait_for_log("could not open file \"snowflake.state\": Is a directory", 5s));
-	EXPECT_TRUE(server.wait_for_log("could not open file \"snowflake.state\": Permission denied", 5s));
-	EXPECT_TRUE(server.wait_for_log("could not create file \"snowflake.state.tmp\": Is a directory", 5s));
 }
 
 } // namespace

@@ -1,20 +1,23 @@
-// Integration tests of the durable reservation (state_file.hpp, shmem.hpp)
-// against real servers: a slow disk stalls no caller (the renewal worker
-// writes ahead of need, outside the generator's lock), a caller waiting for
-// another's write can be cancelled, repeated crash restarts and a lowered
-// drift bound keep IDs within one lead of the clock, another cluster's state
-// file is not trusted, and the epoch and layout are on record before the
-// first ID.
+// Integration tests of the durable reservation (reservation.hpp) against real
+// servers: a slow disk stalls no caller (the renewal worker writes ahead of
+// need, outside the generator's lock), a caller waiting for another's write
+// can be cancelled, every wait for a reservation is bounded (writes slower
+// than a lead, a renewal worker stopped mid-write), repeated crash restarts
+// and a lowered drift bound keep IDs within one lead of the clock, and the
+// transitions that stall or refuse calls (a disk that slows down at once, a
+// crash on a slow disk, a bound lowered below borrowed time) log how long.
 #include "generator.hpp"
 #include "server.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
+#include <csignal>
+#include <fstream>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 namespace snowflake::test {
@@ -38,24 +41,6 @@ Reservation reservation(pqxx::connection &conn) {
 long long next_id_ahead_ms(pqxx::connection &conn) {
 	return query_int(conn, "SELECT (extract(epoch FROM snowflake_timestamp(snowflake_nextval()) - clock_timestamp()) "
 	                       "* 1000)::bigint");
-}
-
-// Kills a backend and waits until the server has restarted from the crash: the nth time it logs so.
-bool crash_restart(const Server &server, int nth) {
-	const std::string line = "all server processes terminated; reinitializing";
-	{
-		pqxx::connection victim = server.connect();
-		if (::kill(victim.backendpid(), SIGKILL) != 0)
-			return false;
-	}
-	const auto count = [&] {
-		const std::string log = server.log();
-		int n = 0;
-		for (size_t at = log.find(line); at != std::string::npos; at = log.find(line, at + 1))
-			++n;
-		return n;
-	};
-	return wait_until([&] { return count() >= nth; }, 10s) && server.wait_until_accepting(30s);
 }
 
 // The wait event of the backend with pid, as "type:event" ("" when it waits for nothing).
@@ -146,9 +131,9 @@ TEST(CrashLoop, RepeatedCrashRestartsKeepIdsWithinOneLeadOfTheClock) {
 	for (int cycle = 1; cycle <= 5; ++cycle) {
 		{
 			pqxx::connection conn = server.connect();
-			query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, 20000)");
+			max_of(conn, 20000);
 		}
-		ASSERT_TRUE(crash_restart(server, cycle)) << cycle;
+		ASSERT_TRUE(server.crash_a_backend()) << cycle;
 		pqxx::connection conn = server.connect();
 		const long long ahead = next_id_ahead_ms(conn);
 		const long long lead = reservation(conn).lead_ms;
@@ -168,7 +153,7 @@ TEST(CrashLoop, LoweringTheDriftBoundThenCrashingIsNoOutage) {
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
 	exec(conn, {"CREATE EXTENSION snowflake"});
-	query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)");
+	max_of(conn, 1000);
 	const long long reach_ms = query_int(conn, "SELECT (extract(epoch FROM r.reserved_until - clock_timestamp()) * "
 	                                           "1000)::bigint FROM snowflake_reservation() r");
 	EXPECT_LE(reach_ms, reservation(conn).lead_ms);
@@ -177,63 +162,253 @@ TEST(CrashLoop, LoweringTheDriftBoundThenCrashingIsNoOutage) {
 		outside.exec("ALTER SYSTEM SET snowflake.max_clock_drift = '1s'");
 	}
 	exec(conn, {"SELECT pg_reload_conf()"});
-	ASSERT_TRUE(crash_restart(server, 1));
+	ASSERT_TRUE(server.crash_a_backend());
 	pqxx::connection after = server.connect();
 	EXPECT_EQ(sqlstate_of(after, "SELECT snowflake_nextval()"), "");
 	std::cout << "  reservation reached " << reach_ms << " ms past the clock with a 1 h bound; after lowering it to "
 	          << "1 s and a crash, the next ID is " << next_id_ahead_ms(after) << " ms ahead\n";
 }
 
-TEST(StateFile, AnotherClustersFileIsNotTrusted) {
-	// A issued IDs with its clock 20 s ahead; then B's state file (same layout and epoch, a lower
-	// reservation) is copied into A's data directory and A starts with the right clock. 0.2.0
-	// trusted the file and repeated 18,041 of 328,000 IDs; now A sees another system's identifier
-	// and begins above the clock plus its 30 s drift bound.
-	Server a("foreign_a", {kPreload, "snowflake.node = 10", "snowflake.fault_injection = on",
-	                       "snowflake.max_clock_drift = '30s'"});
-	Server b("foreign_b", {kPreload, "snowflake.node = 10"});
-	ASSERT_TRUE(a.start());
-	long long high = 0;
-	{
-		pqxx::connection conn = a.connect();
-		exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_inject_clock_offset(20000)"});
-		high = query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, 50000)");
-	}
-	a.stop();
-	ASSERT_TRUE(b.start());
-	{
-		pqxx::connection conn = b.connect();
-		exec(conn, {"CREATE EXTENSION snowflake"});
-		query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)");
-	}
-	b.stop();
-	std::filesystem::copy_file(b.data_file("snowflake.state"), a.data_file("snowflake.state"),
-	                           std::filesystem::copy_options::overwrite_existing);
-	ASSERT_TRUE(a.start());
-	EXPECT_TRUE(a.wait_for_log("was written by another database system", 5s));
-	pqxx::connection conn = a.connect();
-	const long long lowest = query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, 50000)");
-	EXPECT_GT(lowest, high) << "an ID repeats one issued before the foreign file was copied in";
-	EXPECT_EQ(query_int(conn, "SELECT (state = 'ok')::int FROM snowflake_stats()"), 1);
+// The longest a call may take when it needs a reservation: the wait (10 s, kReservationWaitMs),
+// plus one write of its own that was under way, plus scheduling slack.
+std::chrono::milliseconds bound_with(std::chrono::milliseconds write) {
+	return 10s + write + 3s;
 }
 
-TEST(StateFile, TheLayoutIsOnRecordBeforeTheFirstId) {
-	// A server that never issued an ID (a decode-only subscriber, an aggregator) already records its
-	// epoch, so an index on snowflake_timestamp(id) cannot silently change meaning with it.
-	Server server("layout_record", {kPreload, "snowflake.node = 11"});
+// The outcome of one call: its SQLSTATE ("" for an ID) and how long it took.
+struct Call {
+	std::string sqlstate;
+	std::chrono::milliseconds took;
+	long long id;
+};
+
+// Calls snowflake_nextval() on conn once, timing it.
+Call timed_call(pqxx::connection &conn) {
+	const auto started = std::chrono::steady_clock::now();
+	Call call{"", 0ms, -1};
+	try {
+		call.id = query_int(conn, "SELECT snowflake_nextval()");
+	} catch (const pqxx::sql_error &e) {
+		call.sqlstate = e.sqlstate();
+	}
+	call.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+	return call;
+}
+
+// Whether process pid sleeps in the kernel somewhere other than epoll, the wait of a latch: the renewal
+// worker then sleeps in a write's injected delay (pg_usleep: select, or nanosleep). False where the
+// kernel does not tell (/proc/PID/wchan reads 0).
+bool asleep_outside_its_latch(int pid) {
+	std::string channel;
+	std::ifstream("/proc/" + std::to_string(pid) + "/wchan") >> channel;
+	return !channel.empty() && channel != "0" && channel.find("epoll") == std::string::npos;
+}
+
+// The renewal worker's process ID.
+int renewer_pid(pqxx::connection &conn) {
+	return static_cast<int>(
+	    query_int(conn, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowflake reservation renewer'"));
+}
+
+TEST(Waits, WritesSlowerThanALeadEndEveryCallWithin10s) {
+	// Every write takes 12 s, longer than the longest lead: whatever a call reserves has run out by the
+	// time it is on disk. With 4 calls at once, 0.3.0's calls took 60 to 155 s (8 calls: 179 to 299 s,
+	// zero IDs in between). Now a call waits for reservations 10 s in all, then gives up with 58030.
+	Server server("slow_writes", {kPreload, "snowflake.node = 14", "snowflake.fault_injection = on"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_nextval()", "SELECT snowflake_inject_write_delay(12000)",
+	            "SELECT snowflake_inject_clock_offset(3600000)"}); // the reservation is spent: every call needs one
+	std::vector<Call> calls(4);
+	std::vector<std::thread> threads;
+	for (Call &call : calls)
+		threads.emplace_back([&] {
+			pqxx::connection mine = server.connect();
+			call = timed_call(mine);
+		});
+	// While the first write is under way past the wait, the state says that it is, and who writes.
+	EXPECT_TRUE(wait_until([&] {
+		return query_int(conn, "SELECT (state = 'reservation write stalled' AND detail LIKE 'process % has been writing "
+		                       "a reservation to snowflake.state for % ms; a call waits at most 10000 ms')::int "
+		                       "FROM snowflake_state()") == 1;
+	}, 15s));
+	for (std::thread &t : threads)
+		t.join();
+	std::chrono::milliseconds longest = 0ms;
+	for (const Call &call : calls) {
+		longest = std::max(longest, call.took);
+		EXPECT_EQ(call.sqlstate, "58030");
+		EXPECT_LE(call.took, bound_with(12s));
+	}
+	std::cout << "  writes of 12 s, 4 calls at once: each ended with 58030, the longest after " << longest.count()
+	          << " ms\n";
+	EXPECT_TRUE(server.wait_for_log("no reservation reached \"snowflake.state\" within 10000 ms", 5s));
+}
+
+TEST(Waits, ARenewalWorkerStoppedMidWriteStallsNoCallPastTheBound) {
+	// SIGSTOP of the renewal worker in the middle of a write stands in for storage that hangs in fsync.
+	// 0.3.0's calls then waited until the write returned, with no error. Now a call gives up after
+	// 10 s with 58030, the state says which process writes, and IDs flow again once it continues,
+	// none repeated: the worker's claim is never taken from it, so no late write lowers the mark.
+	Server server("stopped_renewer", {kPreload, "snowflake.node = 15", "snowflake.fault_injection = on"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	const int renewer = renewer_pid(conn);
+	std::atomic<bool> done{false};
+	std::mutex lock;
+	std::vector<Call> calls;
+	std::thread caller([&] {
+		pqxx::connection mine = server.connect();
+		while (!done) {
+			const Call call = timed_call(mine);
+			std::lock_guard<std::mutex> guard(lock);
+			calls.push_back(call);
+		}
+	});
+	// Once the worker renews on the fast disk (a lead of 200 ms), writes take 5 s more. Stop the worker
+	// while it sleeps in that delay, inside its write (its kernel wait channel says so; where the kernel
+	// does not tell, stop it anyway and see whether a write was under way): the reservation runs out
+	// at once.
+	ASSERT_TRUE(wait_until([&] { return reservation(conn).renewals >= 1; }, 10s));
+	exec(conn, {"SELECT snowflake_inject_write_delay(5000)"});
+	bool stalled = false;
+	for (int attempt = 0; attempt < 5 && !stalled; ++attempt) {
+		wait_until([&] { return asleep_outside_its_latch(renewer); }, 15s);
+		ASSERT_EQ(::kill(renewer, SIGSTOP), 0);
+		stalled = wait_until([&] {
+			return query_int(conn, "SELECT (state = 'reservation write stalled' AND detail LIKE 'process " +
+			                           std::to_string(renewer) + " has been writing%')::int FROM snowflake_state()") == 1;
+		}, 20s);
+		if (!stalled) // it was stopped between two writes, and callers wrote instead: again
+			::kill(renewer, SIGCONT);
+	}
+	ASSERT_TRUE(stalled);
+	ASSERT_TRUE(wait_until([&] {
+		std::lock_guard<std::mutex> guard(lock);
+		return std::any_of(calls.begin(), calls.end(), [](const Call &c) { return c.sqlstate == "58030"; });
+	}, 15s));
+	exec(conn, {"SELECT snowflake_inject_write_delay(0)"}); // later writes are fast; the stopped one is in its sleep
+	ASSERT_EQ(::kill(renewer, SIGCONT), 0);
+	const size_t before = [&] {
+		std::lock_guard<std::mutex> guard(lock);
+		return calls.size();
+	}();
+	EXPECT_TRUE(wait_until([&] {
+		std::lock_guard<std::mutex> guard(lock);
+		return std::any_of(calls.begin() + static_cast<long>(before), calls.end(), [](const Call &c) { return c.id >= 0; });
+	}, 20s)) << "no ID after the worker continued";
+	done = true;
+	caller.join();
+	std::chrono::milliseconds longest = 0ms;
+	long long last = -1, refused = 0;
+	for (const Call &call : calls) {
+		longest = std::max(longest, call.took);
+		EXPECT_LE(call.took, bound_with(5s));
+		EXPECT_TRUE(call.sqlstate.empty() || call.sqlstate == "58030") << call.sqlstate;
+		refused += call.sqlstate == "58030";
+		if (call.id >= 0) {
+			EXPECT_GT(call.id, last);
+			last = call.id;
+		}
+	}
+	std::cout << "  renewal worker stopped mid-write: " << calls.size() << " calls, " << refused
+	          << " refused with 58030, the longest took " << longest.count() << " ms\n";
+	// The mark on disk covers every ID: after a crash, the next one is above them all.
+	ASSERT_TRUE(server.crash_a_backend());
+	pqxx::connection after = server.connect();
+	EXPECT_GT(query_int(after, "SELECT snowflake_nextval()"), last);
+}
+
+TEST(Transitions, ADiskThatSlowsAtOnceStallsCallsOnceAndTheLogSaysSo) {
+	// Writes go from about a millisecond to 2 s at once. The renewal under way was sized for the fast
+	// disk, so its reservation runs out mid-write, and so does the next one's, sized before the first
+	// ended: calls wait for two writes. The lead then grows to four writes' time and nothing stalls.
+	Server server("slows_at_once", {kPreload, "snowflake.node = 16", "snowflake.fault_injection = on"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	std::atomic<bool> done{false};
+	std::mutex lock;
+	std::vector<std::chrono::steady_clock::time_point> returns;
+	std::vector<std::thread> callers;
+	for (int c = 0; c < 2; ++c)
+		callers.emplace_back([&] {
+			pqxx::connection mine = server.connect();
+			while (!done) {
+				query_int(mine, "SELECT snowflake_nextval()");
+				std::lock_guard<std::mutex> guard(lock);
+				returns.push_back(std::chrono::steady_clock::now());
+			}
+		});
+	std::this_thread::sleep_for(2s); // a steady state on the fast disk, measured by the gaps below
+	exec(conn, {"SELECT snowflake_inject_write_delay(2000)"});
+	std::this_thread::sleep_for(8s);
+	done = true;
+	for (std::thread &t : callers)
+		t.join();
+	std::sort(returns.begin(), returns.end());
+	std::chrono::milliseconds longest = 0ms;
+	for (size_t i = 1; i < returns.size(); ++i)
+		longest = std::max(longest, std::chrono::duration_cast<std::chrono::milliseconds>(returns[i] - returns[i - 1]));
+	std::cout << "  writes from ~1 ms to 2 s at once: the longest gap between IDs was " << longest.count() << " ms; lead "
+	          << reservation(conn).lead_ms << " ms after\n";
+	EXPECT_TRUE(server.wait_for_log("calls waited for it", 5s)) << "the stall was not logged";
+}
+
+TEST(Transitions, ACrashOnASlowDiskMakesTheFirstCallsWaitAsTheStartLogs) {
+	// A crash while writes took 2.5 s leaves the reservation up to a 10 s lead ahead of the clock; the
+	// restart (on a fast disk: the injected delay is gone) must start above it, so the first calls
+	// wait for the clock. The start's log says how long; the first call waits no longer than that.
+	Server server("crash_slow_disk", {kPreload, "snowflake.node = 17", "snowflake.fault_injection = on"});
 	ASSERT_TRUE(server.start());
 	{
 		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION snowflake", "CREATE TABLE t (id bigint PRIMARY KEY)",
-		            "INSERT INTO t VALUES (1541815603606036480)", "CREATE INDEX ON t (snowflake_timestamp(id))"});
+		exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_inject_write_delay(2500)"});
+		const auto until = std::chrono::steady_clock::now() + 7s; // two slow writes: the second with a 10 s lead
+		while (std::chrono::steady_clock::now() < until)
+			max_of(conn, 100);
+		std::cout << "  lead before the crash: " << reservation(conn).lead_ms << " ms\n";
 	}
-	server.stop();
-	EXPECT_TRUE(std::filesystem::exists(server.data_file("snowflake.state")));
-	server.append_conf("snowflake.epoch = 1577836800000");
+	ASSERT_TRUE(server.crash_a_backend());
+	pqxx::connection conn = server.connect();
+	const Call first = timed_call(conn);
+	EXPECT_EQ(first.sqlstate, "");
+	const std::string log = server.log();
+	const size_t at = log.rfind("The first calls wait up to ");
+	ASSERT_NE(at, std::string::npos) << "the start did not log the wait";
+	const long long logged = std::stoll(log.substr(at + std::string("The first calls wait up to ").size()));
+	std::cout << "  after the crash: the start logged a wait of up to " << logged << " ms; the first call took "
+	          << first.took.count() << " ms\n";
+	EXPECT_LE(first.took.count(), logged + 1000);
+}
+
+TEST(Transitions, LoweringTheBoundBelowBorrowedTimeRefusesUntilTheClockCatchesUp) {
+	// With a 10 min bound, IDs ran 2 min ahead of the clock; the bound is then lowered to 1 s. The IDs
+	// already issued stay ahead, so every call is refused (58000) until the clock catches up: the
+	// state says until when, and the log says for how long.
+	Server server("lowered_live", {kPreload, "snowflake.node = 18", "snowflake.fault_injection = on",
+	                               "snowflake.max_clock_drift = '10min'"});
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(id) FROM t"), "55000");
-	EXPECT_EQ(query_int(conn, "SELECT (state = 'epoch changed')::int FROM snowflake_stats()"), 1);
+	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_inject_clock_offset(120000)"});
+	max_of(conn, 1000);
+	exec(conn, {"SELECT snowflake_inject_clock_offset(0)", "SELECT snowflake_nextval()"}); // borrowing: fine
+	{
+		pqxx::nontransaction outside{conn};
+		outside.exec("ALTER SYSTEM SET snowflake.max_clock_drift = '1s'");
+		outside.exec("SELECT pg_reload_conf()");
+	}
+	ASSERT_TRUE(wait_until([&] { return query_int(conn, "SELECT (current_setting('snowflake.max_clock_drift') = '1s')::int") == 1; },
+	                       10s));
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "58000");
+	EXPECT_EQ(query_int(conn, "SELECT (state = 'clock behind' AND resumes_at BETWEEN clock_timestamp() + interval '100 s' "
+	                          "AND clock_timestamp() + interval '120 s')::int FROM snowflake_state()"),
+	          1);
+	EXPECT_TRUE(server.wait_for_log("snowflake: refusing IDs until about", 5s));
+	std::cout << "  bound lowered from 10 min to 1 s with IDs 2 min ahead: calls refused for "
+	          << query_int(conn, "SELECT extract(epoch FROM resumes_at - clock_timestamp())::bigint FROM snowflake_state()")
+	          << " s more\n";
 }
 
 } // namespace

@@ -25,9 +25,22 @@ std::string work_dir() {
 
 bool Server::crash_a_backend() const {
 	using namespace std::chrono_literals;
-	pqxx::connection victim = connect();
-	return ::kill(victim.backendpid(), SIGKILL) == 0 &&
-	       wait_for_log("all server processes terminated; reinitializing", 10s) && wait_until_accepting(30s);
+	const std::string line = "all server processes terminated; reinitializing";
+	// The crash restarts so far: this one is done when the log has one more.
+	const auto restarts = [&] {
+		const std::string text = log();
+		int n = 0;
+		for (size_t at = text.find(line); at != std::string::npos; at = text.find(line, at + 1))
+			++n;
+		return n;
+	};
+	const int before = restarts();
+	{
+		pqxx::connection victim = connect();
+		if (::kill(victim.backendpid(), SIGKILL) != 0)
+			return false;
+	}
+	return wait_until([&] { return restarts() > before; }, 10s) && wait_until_accepting(30s);
 }
 
 int64_t unix_ms() {
@@ -45,6 +58,10 @@ long long query_int(pqxx::connection &conn, const std::string &query) {
 	const long long value = one_value<long long>(tx, query);
 	tx.commit();
 	return value;
+}
+
+long long max_of(pqxx::connection &conn, int n) {
+	return query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, " + std::to_string(n) + ")");
 }
 
 void exec(pqxx::connection &conn, std::initializer_list<std::string> statements) {

@@ -60,7 +60,7 @@ public:
 	// The server log so far.
 	std::string log() const;
 	// Kills a new backend with SIGKILL and waits until the postmaster has reinitialised shared
-	// memory and accepts connections again; false if it did not within 40 s.
+	// memory (once more than before) and accepts connections again; false if it did not within 40 s.
 	bool crash_a_backend() const;
 
 private:
@@ -100,6 +100,9 @@ template <typename T> T one_value(pqxx::transaction_base &tx, const std::string 
 
 // The first column of the first row of query, on a new transaction of conn.
 long long query_int(pqxx::connection &conn, const std::string &query);
+
+// The largest of n new IDs, drawn on conn in one statement.
+long long max_of(pqxx::connection &conn, int n);
 
 // Runs statements on conn, each in its own transaction.
 void exec(pqxx::connection &conn, std::initializer_list<std::string> statements);
