@@ -1,7 +1,8 @@
 # PGXS build of the snowflake extension (C++17), plus the project's test
 # targets: `make unitcheck` (GoogleTest, no server), `make regresscheck`
-# (pg_regress against temporary servers) and `make integrationcheck`
-# (libpqxx against real servers); run the last two as a non-root user.
+# (pg_regress against temporary servers; `make installcheck-one T=NAME` runs
+# one test) and `make integrationcheck` (libpqxx against real servers); run
+# the server targets as a non-root user.
 
 EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" snowflake.control)
@@ -91,6 +92,20 @@ regresscheck-%:
 	$(pg_regress_installcheck) --outputdir=$(BUILD)/regress/$* --temp-instance=$(BUILD)/regress/$*/tmp_check \
 		--temp-config=test/regress/$*.conf --schedule=$(BUILD)/regress/$*/schedule --dbname=contrib_regression
 
+# One regression test alone, on the server of the schedule that runs it, after that schedule's first
+# test (which creates the extension): make installcheck-one T=lastval. A test that reads what the
+# tests before it left (concurrent_check, stats) needs its whole schedule: make regresscheck-main.
+installcheck-one:
+	@[ -n "$(T)" ] || { echo "usage: make installcheck-one T=NAME, NAME a test in sql/"; exit 2; }
+	@schedule=$$(grep -lE '^test:(.* )?$(T)( |$$)' test/regress/*.schedule | head -1); \
+	[ -n "$$schedule" ] || { echo "no schedule in test/regress/ runs a test called $(T)"; exit 2; }; \
+	first=$$(sed -n 's/^test: *\([^ ]*\).*/\1/p' "$$schedule" | head -1); \
+	mkdir -p $(BUILD)/regress/one; \
+	{ echo "test: $$first"; [ "$$first" = "$(T)" ] || echo "test: $(T)"; } >$(BUILD)/regress/one/schedule; \
+	echo "$(T) on the server of $$schedule"; \
+	$(pg_regress_installcheck) --outputdir=$(BUILD)/regress/one --temp-instance=$(BUILD)/regress/one/tmp_check \
+		--temp-config=$${schedule%.schedule}.conf --schedule=$(BUILD)/regress/one/schedule --dbname=contrib_regression
+
 # --- PGXN release: the committed tree (HEAD) as snowflake-<version>.zip with that prefix;
 # .gitattributes (export-ignore) leaves out CI and the Debian packaging.
 DISTFILE ?= snowflake-$(EXTVERSION).zip
@@ -98,4 +113,4 @@ DISTFILE ?= snowflake-$(EXTVERSION).zip
 dist:
 	git archive --format=zip --prefix=snowflake-$(EXTVERSION)/ --output=$(DISTFILE) HEAD
 
-.PHONY: unitcheck regresscheck integrationcheck dist
+.PHONY: unitcheck regresscheck installcheck-one integrationcheck dist

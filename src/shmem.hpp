@@ -128,6 +128,7 @@ struct SharedState {
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");
+static_assert(sizeof(SharedState) <= 512, "the generator's shared memory stays small (docs/performance.md has its size)");
 
 // The shared state, or an ERROR saying snowflake must be preloaded.
 SharedState &preloaded();
