@@ -9,13 +9,4 @@
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '0.4.0'" to load this file. \quit
 
 -- snowflake_state(): whether IDs can be issued now, and if not why, since when and until when.
-CREATE FUNCTION snowflake_state(
-    OUT state text, OUT since timestamptz, OUT detail text, OUT resumes_at timestamptz)
-AS 'MODULE_PATHNAME', 'snowflake_state'
-LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-
-REVOKE ALL ON FUNCTION snowflake_state() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION snowflake_state() TO pg_monitor;
-
-COMMENT ON FUNCTION snowflake_state() IS
-'Reports whether snowflake_nextval() can issue an ID now (state ok), or the condition that makes it fail, since when, in words, and when it ends by itself if it does. For pg_monitor.';
+-- @include src/sql/generator.sql

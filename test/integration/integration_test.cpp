@@ -367,12 +367,7 @@ TEST(Restart, ImmediateStopAndPostmasterKillResumeAboveEveryOldIdWithTheClock30s
 	Server server("restart", {kPreload, "snowflake.node = 6", "snowflake.fault_injection = on",
 	                          "snowflake.max_clock_drift = '1min'"});
 	ASSERT_TRUE(server.start());
-	long long high = 0;
-	{
-		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION snowflake"});
-		high = max_of(conn, 20000);
-	}
+	long long high = create_and_issue(server, 20000);
 	// A clean stop records the exact last ID: the next start resumes right above it.
 	server.stop("fast");
 	ASSERT_TRUE(server.start());
@@ -469,12 +464,7 @@ TEST(Standby, RefusesDuringRecoveryAndStartsAboveThePrimaryOncePromoted) {
 TEST(Layout, AChangedEpochOrAnUnreadableOrDamagedStateFileIsRefused) {
 	Server server("layout", {kPreload, "snowflake.node = 1"});
 	ASSERT_TRUE(server.start());
-	long long high = 0;
-	{
-		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION snowflake"});
-		high = max_of(conn, 1000);
-	}
+	long long high = create_and_issue(server, 1000);
 	server.stop();
 	server.append_conf("snowflake.epoch = 1577836800000");
 	ASSERT_TRUE(server.start());

@@ -81,12 +81,7 @@ TEST(Layouts, AnEpochThatDoesNotSuitTheClockAtBootStopsOnlyGeneration) {
 TEST(Layouts, AChangeAcrossARestartIsRefusedOnceIdsExist) {
 	Server server("layout_change", {kPreload, "snowflake.node = 3"});
 	ASSERT_TRUE(server.start());
-	long long high = 0;
-	{
-		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION snowflake"});
-		high = max_of(conn, 1000);
-	}
+	long long high = create_and_issue(server, 1000);
 	server.stop();
 	server.append_conf("snowflake.layout = 'js53'");
 	ASSERT_TRUE(server.start());

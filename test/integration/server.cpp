@@ -64,6 +64,12 @@ long long max_of(pqxx::connection &conn, int n) {
 	return query_int(conn, "SELECT max(snowflake_nextval()) FROM generate_series(1, " + std::to_string(n) + ")");
 }
 
+long long create_and_issue(const Server &server, int n) {
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	return max_of(conn, n);
+}
+
 void exec(pqxx::connection &conn, std::initializer_list<std::string> statements) {
 	for (const std::string &sql : statements) {
 		pqxx::work tx{conn};

@@ -104,6 +104,9 @@ long long query_int(pqxx::connection &conn, const std::string &query);
 // The largest of n new IDs, drawn on conn in one statement.
 long long max_of(pqxx::connection &conn, int n);
 
+// Creates the extension on a server just started, and returns the largest of n first IDs.
+long long create_and_issue(const Server &server, int n);
+
 // Runs statements on conn, each in its own transaction.
 void exec(pqxx::connection &conn, std::initializer_list<std::string> statements);
 

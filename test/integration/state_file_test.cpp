@@ -68,12 +68,7 @@ TEST(StateFile, ALinkToNothingInItsPlaceIsRefusedNeverReplaced) {
 	Server server("state_dangling", {kPreload, "snowflake.node = 12", "snowflake.fault_injection = on",
 	                                 "snowflake.max_clock_drift = '1min'"});
 	ASSERT_TRUE(server.start());
-	long long high = 0;
-	{
-		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION snowflake"});
-		high = max_of(conn, 20000);
-	}
+	long long high = create_and_issue(server, 20000);
 	server.stop();
 	const std::string file = server.data_file("snowflake.state"), volume = server.socket_dir() + "/volume",
 	                  saved = server.socket_dir() + "/saved.state";
@@ -108,12 +103,7 @@ TEST(StateFile, WithoutAFileIdsStartAboveTheLastCheckpoint) {
 	Server server("state_missing", {kPreload, "snowflake.node = 12", "snowflake.fault_injection = on"});
 	ASSERT_TRUE(server.start());
 	EXPECT_TRUE(server.wait_for_log("no object was ever created in this cluster", 5s));
-	long long high = 0;
-	{
-		pqxx::connection conn = server.connect();
-		exec(conn, {"CREATE EXTENSION snowflake"});
-		high = max_of(conn, 20000);
-	}
+	long long high = create_and_issue(server, 20000);
 	// The file is deleted after a clean stop, and the server starts with its clock 20 s back. 0.3.0
 	// relied on the clock alone: every ID was below the last ones (249,132 duplicates in a denser run).
 	server.stop();
