@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -459,46 +458,6 @@ TEST(Standby, RefusesDuringRecoveryAndStartsAboveThePrimaryOncePromoted) {
 	          << (kTwitter.decompose(first).time - kTwitter.decompose(high).time) << " ms above the old primary's last\n";
 	EXPECT_GT(first, high);
 	EXPECT_TRUE(standby.wait_for_log("snowflake: first ID on a new timeline", 5s));
-}
-
-TEST(Layout, AChangedEpochOrAnUnreadableOrDamagedStateFileIsRefused) {
-	Server server("layout", {kPreload, "snowflake.node = 1"});
-	ASSERT_TRUE(server.start());
-	long long high = create_and_issue(server, 1000);
-	server.stop();
-	server.append_conf("snowflake.epoch = 1577836800000");
-	ASSERT_TRUE(server.start());
-	{
-		pqxx::connection conn = server.connect();
-		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
-		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(" + std::to_string(high) + ")"), "55000");
-		EXPECT_EQ(query_int(conn, "SELECT (state = 'epoch changed')::int FROM snowflake_stats()"), 1);
-	}
-	EXPECT_TRUE(server.wait_for_log("snowflake.epoch changed from 1288834974657 to 1577836800000", 5s));
-	server.stop();
-	server.append_conf("snowflake.epoch = 1288834974657");
-	ASSERT_TRUE(server.start());
-	{
-		pqxx::connection conn = server.connect();
-		EXPECT_GT(query_int(conn, "SELECT snowflake_nextval()"), high);
-	}
-	server.stop();
-	// A state file the server cannot read refuses generation without suggesting removal.
-	run("chmod 000 " + server.data_file("snowflake.state"));
-	ASSERT_TRUE(server.start());
-	{
-		pqxx::connection conn = server.connect();
-		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
-		EXPECT_EQ(query_int(conn, "SELECT (state = 'state file unreadable')::int FROM snowflake_stats()"), 1);
-	}
-	server.stop();
-	run("chmod 600 " + server.data_file("snowflake.state"));
-	std::ofstream(server.data_file("snowflake.state"), std::ios::trunc) << "not a state record";
-	ASSERT_TRUE(server.start());
-	pqxx::connection conn = server.connect();
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
-	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(" + std::to_string(high) + ")"), "");
-	EXPECT_TRUE(server.wait_for_log("is not a valid snowflake state record", 5s));
 }
 
 TEST(Settings, MisconfigurationsGiveTheirDocumentedErrors) {

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,6 +60,32 @@ TEST(StateFile, AFileWrittenBy010IsReadAsTheTwitterLayout) {
 	pqxx::connection conn = server.connect();
 	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
 	EXPECT_EQ(query_int(conn, "SELECT (state <> 'ok')::int FROM snowflake_stats()"), 1);
+}
+
+TEST(StateFile, AnUnreadableOrDamagedFileIsRefused) {
+	// The high-water mark is unknown: generation refuses, decoding goes on.
+	Server server("state_unreadable", {kPreload, "snowflake.node = 1"});
+	ASSERT_TRUE(server.start());
+	const long long high = create_and_issue(server, 1000);
+	server.stop();
+	ASSERT_EQ(::chmod(server.data_file("snowflake.state").c_str(), 0), 0);
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+		EXPECT_EQ(query_int(conn, "SELECT (state = 'state file unreadable' AND detail LIKE '%Permission denied')::int "
+		                          "FROM snowflake_state()"),
+		          1);
+	}
+	server.stop();
+	ASSERT_EQ(::chmod(server.data_file("snowflake.state").c_str(), 0600), 0);
+	std::ofstream(server.data_file("snowflake.state"), std::ios::trunc) << "not a state record";
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+	EXPECT_EQ(query_int(conn, "SELECT (state = 'state file damaged')::int FROM snowflake_state()"), 1);
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(" + std::to_string(high) + ")"), "");
+	EXPECT_TRUE(server.wait_for_log("is not a valid snowflake state record", 5s));
 }
 
 TEST(StateFile, ALinkToNothingInItsPlaceIsRefusedNeverReplaced) {
