@@ -142,9 +142,9 @@ TEST(StateFile, WithoutAFileIdsStartAboveTheLastCheckpoint) {
 	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "58000");
 	{
 		pqxx::work tx{conn};
-		const pqxx::row row = tx.exec("SELECT state, detail, resumes_at - clock_timestamp() FROM snowflake_state()")[0];
-		std::cout << "  without the file, clock 20 s back: " << row[0].c_str() << ": " << row[1].c_str()
-		          << "; resumes in " << row[2].c_str() << "\n";
+		const pqxx::result rows = tx.exec("SELECT state, detail, resumes_at - clock_timestamp() FROM snowflake_state()");
+		std::cout << "  without the file, clock 20 s back: " << rows[0][0].c_str() << ": " << rows[0][1].c_str()
+		          << "; resumes in " << rows[0][2].c_str() << "\n";
 	}
 	EXPECT_EQ(query_int(conn, "SELECT (state = 'clock behind' AND detail LIKE '%pg_control''s latest checkpoint%' AND "
 	                          "resumes_at > clock_timestamp() + interval '15 s')::int FROM snowflake_state()"),
