@@ -1,4 +1,4 @@
--- pg_partman (checked with Debian's 4.7.2 on PG 15 and 5.2 on PG 17/18) partitioning a snowflake key by ID,
+-- pg_partman (checked with Debian's 4.7.2 on PG 15, 5.2 on PG 17 and 5.5 on PG 18) partitioning a snowflake key by ID,
 -- one partition a day: the interval is one day in IDs, 86,400,000 ms shifted past node and sequence.
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO';

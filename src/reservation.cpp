@@ -260,7 +260,7 @@ void check_not_blocked(const SharedState &state) {
 			                   "that is not mounted) is not taken for a missing file."),
 			         errhint("Mount or restore what the link points to, then restart the server. If the file is lost "
 			                 "for good, stop the server cleanly and remove the link: the next start begins above "
-			                 "pg_control's latest checkpoint plus snowflake.max_clock_drift.")));
+			                 "pg_control's latest checkpoint plus 1 s and snowflake.max_clock_drift.")));
 		errno = state.state_errno;
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -276,7 +276,7 @@ void check_not_blocked(const SharedState &state) {
 		                          "could repeat an old one."),
 		                errhint("Restore the file from a backup if you can. Otherwise stop the server cleanly, remove "
 		                        "the file and start the server: IDs then begin above pg_control's latest checkpoint "
-		                        "plus snowflake.max_clock_drift.")));
+		                        "plus 1 s and snowflake.max_clock_drift.")));
 	case Blocked::LayoutChanged:
 		if (state.recorded_epoch_ms != epoch_ms)
 			ereport(ERROR,

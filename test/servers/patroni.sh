@@ -120,8 +120,7 @@ grep -q 'failed' "$TOP/switchover.log" && { cat "$TOP/switchover.log"; die "patr
 check "$SW leads after the switchover" wait_for 60 is_leader "$SW"
 check "writes go on after the switchover" more_acked 100
 
-# The leader's machine dies: kill -9 of its Patroni and its postmaster, by PID. (A postmaster killed
-# alone is started again in place by its Patroni, which keeps the leader lock: no failover.)
+# The leader's machine dies: kill -9 of its Patroni and its postmaster, by PID.
 # Right after a switchover the new leader has no synchronous standby yet, and no member may take over.
 check "the new leader names a synchronous standby" wait_for 60 sync_standby
 more_acked 20
