@@ -8,7 +8,8 @@
 #      on PostgreSQL 18+ the built-in uuidv7(), and the bare count(g) floor;
 #      then a run longer than the borrow bound.
 #   2. Instructions per call: callgrind on a single-user backend
-#      (postgres --single), net of the floor.
+#      (postgres --single), net of the floor; snowflake_nextval() also on the
+#      sonyflake and js53 layouts.
 #   3. Inserts: pgbench INSERT ... DEFAULT VALUES with a text payload, 1 and 2
 #      clients (asynchronous commit, so the key type and not the commit fsync
 #      decides), into tables keyed by bigserial, snowflake, uuid and (18+)
