@@ -4,9 +4,11 @@
 // (test/clients/setup.sql's clients_make_tables), every returned ID equal to
 // the table's id::text (with IDs a double cannot hold among them), rows read
 // back by ID, and JSON: JSON.stringify throws on the BigInt key, the replacer
-// below writes it as a string. The schema is checked with prisma validate and
-// prisma format --check (run.sh), since migrate and db pull need Prisma's
-// native schema engine, which is not on npm.
+// below writes it as a string. The schema's defaults are the tables' own; the
+// schema itself is checked with prisma validate and prisma format --check
+// (run.sh), since migrate and db pull need Prisma's native schema engine,
+// which is not on npm.
+import { readFileSync } from 'node:fs';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -48,3 +50,14 @@ for (const [model, table] of [['order', 'prisma_big'], ['post', 'prisma_sf']] as
     assert.equal((await delegate.findUnique({ where: { id: BigInt(back.id) } }))?.v, 'one');
   });
 }
+
+test('Prisma: each dbgenerated() default of the schema is the default of its table', async () => {
+  const schema = readFileSync(new URL('prisma/schema.prisma', import.meta.url), 'utf8');
+  const models = [...schema.matchAll(/@default\(dbgenerated\("([^"]+)"\)\)[\s\S]*?@@map\("(\w+)"\)/g)];
+  assert.equal(models.length, 2);
+  for (const [, expression, table] of models) {
+    const { rows } = await pool.query(
+      "SELECT column_default FROM information_schema.columns WHERE table_name = $1 AND column_name = 'id'", [table]);
+    assert.equal(rows[0].column_default, expression);
+  }
+});

@@ -3,8 +3,9 @@
 // snowflake-keyed table (test/clients/setup.sql's clients_make_tables), read
 // and written through the Snowflake newtype of src/lib.rs; every returned ID
 // equal to the table's id::text (with IDs a double cannot hold among them) and
-// rows read back by ID. The traps: i64 and String both refuse a snowflake
-// column, and an i64 parameter for one is refused. Run by test/clients/run.sh.
+// rows read back by ID; plain i64 on the bigint key. The traps: i64 and
+// String both refuse a snowflake column, and an i64 parameter for one is
+// refused. Run by test/clients/run.sh.
 use snowflake_clients::Snowflake;
 use tokio_postgres::{Client, NoTls};
 
@@ -70,6 +71,13 @@ async fn the_newtype_keeps_ids_exact_on_both_key_types() {
 async fn trap_i64_and_string_refuse_a_snowflake_column() {
     let client = connect().await;
     client.execute("SELECT clients_make_tables('rust_trap')", &[]).await.unwrap();
+    // A bigint key is int8, which i64 reads and writes as it is.
+    let big: i64 = client
+        .query_one("INSERT INTO rust_trap_big (v) VALUES ('i64') RETURNING id", &[])
+        .await
+        .unwrap()
+        .get(0);
+    client.execute("INSERT INTO rust_trap_big (id, v) VALUES ($1, 'i64')", &[&(big + 1)]).await.unwrap();
     let row = client.query_one("INSERT INTO rust_trap_sf (v) VALUES ('raw') RETURNING id", &[]).await.unwrap();
     assert!(row.try_get::<_, i64>(0).is_err());
     assert!(row.try_get::<_, String>(0).is_err());
