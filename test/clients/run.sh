@@ -75,7 +75,7 @@ install_part() {
     prisma) npm_modules && prisma generate >/dev/null ;;
     php) ensure_packages php-cli php-pgsql ;;
     laravel) ensure_packages php-cli php-pgsql php-illuminate-database ;;
-    java) ensure_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;
+    java) ensure_packages default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;
     go) ensure_packages golang-go golang-github-jackc-pgx-v4-dev && go_ test -c -o "$CACHE/go/pgx.test" . ;;
     rust)
       ensure_packages cargo rustc librust-tokio-postgres-dev librust-tokio-dev librust-tokio-macros-dev librust-bytes-dev &&
