@@ -16,12 +16,7 @@ use Illuminate\Database\Eloquent\Model;
 use Illuminate\Database\Query\Expression;
 use Illuminate\Database\Schema\Blueprint;
 
-$failed = 0;
-function check(string $what, bool $ok): void {
-    global $failed;
-    echo ($ok ? "ok: " : "FAIL: ") . $what . "\n";
-    if (!$ok) $failed = 1;
-}
+require_once __DIR__ . "/check.php";
 
 $capsule = new Capsule();
 $capsule->addConnection(["driver" => "pgsql", "host" => getenv("PGHOST"), "port" => getenv("PGPORT"),

@@ -18,11 +18,6 @@ async def register_snowflake(conn):
     await conn.set_builtin_type_codec("snowflake", codec_name="int8")
 
 
-def run(coroutine):
-    """Runs a coroutine to its end on a new event loop."""
-    return asyncio.run(coroutine)
-
-
 async def made_and_read(pool, table):
     """Inserts one row, then 300 in one statement; returns the IDs, checked against the table and read back."""
     async with pool.acquire() as conn:
@@ -44,7 +39,7 @@ def test_pool_with_codec_gives_exact_ints(table):
             await pool.execute("SELECT clients_make_tables('asyncpg')")
             await made_and_read(pool, table)
 
-    run(main())
+    asyncio.run(main())
 
 
 def test_trap_without_codec_snowflake_is_str_and_int_parameters_fail():
@@ -61,4 +56,4 @@ def test_trap_without_codec_snowflake_is_str_and_int_parameters_fail():
         finally:
             await conn.close()
 
-    run(main())
+    asyncio.run(main())
