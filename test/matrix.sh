@@ -144,14 +144,19 @@ provision() {
   echo "$want" >"$dir/.snowflake-matrix"
 }
 
-# Copies the working tree to /srv/snowflake in chroot $1.
+# Copies the working tree to /srv/snowflake in chroot $1, and the host's CA certificates to
+# /etc/ssl/host-ca-certificates.crt there: where the npm registry is reached through a TLS-inspecting
+# proxy, the host trusts a local CA that the chroot's own list lacks.
 copy_tree() {
-  mkdir -p "$1/srv" && chmod 755 "$1/srv" && copy_worktree "$1/srv/snowflake"
+  mkdir -p "$1/srv" "$1/etc/ssl" && chmod 755 "$1/srv" && copy_worktree "$1/srv/snowflake" &&
+    cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/host-ca-certificates.crt"
 }
 
-# The test command inside chroot $1 against PostgreSQL $2, without the matrix itself.
+# The test command inside chroot $1 against PostgreSQL $2, without the matrix itself; npm and Node
+# trust the host's CA certificates.
 run_suites() {
-  in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 bash /srv/snowflake/scripts/test.sh
+  in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 npm_config_cafile=/etc/ssl/host-ca-certificates.crt \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca-certificates.crt bash /srv/snowflake/scripts/test.sh
 }
 
 # The run command inside chroot $1 as a newcomer runs it: no PG_MAJOR, so it picks the chroot's

@@ -37,6 +37,9 @@ require_readable_tree
 npm_modules() {
   [ -n "${NPM_DONE:-}" ] && return 0
   command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
+  # Prisma 7's minimum; Debian 12's own nodejs is 18.
+  node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+    { echo "Node $(node -v) is too old for the JavaScript parts: they need 20.19 or later (Prisma 7)"; return 1; }
   (cd "$HERE/js" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) && NPM_DONE=1
 }
 
