@@ -31,16 +31,17 @@ done
 require_root
 require_readable_tree
 
-# Installs node and npm if missing, then the JavaScript parts' modules, once per run: exactly the
-# lock file's versions, and no package's install scripts (none of the tests needs one; Prisma's
-# would fetch an engine from outside npm).
+# Installs node and npm if missing, then the JavaScript parts' modules, once per run (a failure is
+# not tried again by the next part): exactly the lock file's versions, and no package's install
+# scripts (none of the tests needs one; Prisma's would fetch an engine from outside npm).
 npm_modules() {
-  [ -n "${NPM_DONE:-}" ] && return 0
+  [ -n "${NPM_DONE:-}" ] && return "$NPM_DONE"
+  NPM_DONE=1
   command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
   # Prisma 7's minimum; Debian 12's own nodejs is 18.
   node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
     { echo "Node $(node -v) is too old for the JavaScript parts: they need 20.19 or later (Prisma 7)"; return 1; }
-  (cd "$HERE/js" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) && NPM_DONE=1
+  (cd "$HERE/js" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) && NPM_DONE=0
 }
 
 # Prisma's CLI, offline: every command first makes sure Prisma's native schema engine is there and
