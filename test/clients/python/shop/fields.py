@@ -8,11 +8,13 @@ from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 
 
+# A bigint key that the database fills with snowflake_nextval().
 class SnowflakeAutoField(models.BigAutoField):
     def db_type(self, connection):
         return "bigint DEFAULT snowflake_nextval()"
 
 
+# The same with the snowflake type.
 class SnowflakeTypeAutoField(models.BigAutoField):
     def db_type(self, connection):
         return "snowflake DEFAULT snowflake_nextval()"
