@@ -117,12 +117,13 @@ integration() {
     && as_postgres env ${filter:+GTEST_FILTER="$filter"} make -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" integrationcheck
 }
 suite integration integration
-# Real client libraries (psycopg 3, SQLAlchemy on psycopg2, node-postgres) against a preloaded server.
-# In the matrix, the clients whose packages the chroots have (test/matrix.sh installs them).
+# Real drivers, ORMs and frameworks against a preloaded server (test/clients/run.sh). In the matrix,
+# the parts whose packages the chroots carry (test/matrix.sh installs them); CONTRIBUTING.md says why
+# the others run on the host only.
 if on_host; then
   suite clients bash "$ROOT/test/clients/run.sh"
 else
-  suite clients bash "$ROOT/test/clients/run.sh" python php pgbouncer
+  suite clients bash "$ROOT/test/clients/run.sh" python php pgbouncer js prisma kysely mikroorm java
 fi
 # Benchmarks in quick mode, so they keep working; they assert nothing about speed. The slow-disk
 # benchmark runs the postmaster under strace, on the host only.

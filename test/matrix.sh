@@ -8,7 +8,7 @@
 # next run and a half-made debootstrap is made again. Each run copies the
 # working tree (uncommitted changes included, ignored files excluded) into the
 # chroot and runs scripts/test.sh there: build with -Werror, install, then the
-# unit, regress, libpqxx and quick benchmark suites as postgres. Every mount
+# unit, regress, libpqxx, clients and quick benchmark suites. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
 # Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]
 # --demo runs the run command (scripts/demo.sh) in the chroot instead, as a newcomer would.
@@ -23,11 +23,14 @@ declare -A SUITE=([pg17]=trixie [pg18]=sid [pg19]=sid)
 declare -A CHROOT=([pg17]=trixie [pg18]=sid [pg19]=sid-experimental)
 # What scripts/test.sh and the benchmarks need, so the runs inside install nothing
 # (pg_partman is not packaged for PostgreSQL 19 yet, so the regress suite leaves its test out; 19's
-# libpq.pc names libcurl, which pkg-config must find for libpqxx's flags).
+# libpq.pc names libcurl, which pkg-config must find for libpqxx's flags). The clients suite's parts
+# that run here (scripts/test.sh names them) take Node and npm, the default JDK, JDBC and Hibernate 3.6
+# from the chroot's release.
 chroot_packages() {
   echo build-essential libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
     "postgresql-$1" "postgresql-server-dev-$1" \
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest php-cli php-pgsql pgbouncer \
+    nodejs npm default-jdk-headless libpostgresql-jdbc-java libhibernate3-java \
     $([ "$1" -ge 19 ] && echo libcurl4-openssl-dev || echo "postgresql-$1-partman")
 }
 
@@ -141,14 +144,19 @@ provision() {
   echo "$want" >"$dir/.snowflake-matrix"
 }
 
-# Copies the working tree to /srv/snowflake in chroot $1.
+# Copies the working tree to /srv/snowflake in chroot $1, and the host's CA certificates to
+# /etc/ssl/host-ca-certificates.crt there: where the npm registry is reached through a TLS-inspecting
+# proxy, the host trusts a local CA that the chroot's own list lacks.
 copy_tree() {
-  mkdir -p "$1/srv" && chmod 755 "$1/srv" && copy_worktree "$1/srv/snowflake"
+  mkdir -p "$1/srv" "$1/etc/ssl" && chmod 755 "$1/srv" && copy_worktree "$1/srv/snowflake" &&
+    cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/host-ca-certificates.crt"
 }
 
-# The test command inside chroot $1 against PostgreSQL $2, without the matrix itself.
+# The test command inside chroot $1 against PostgreSQL $2, without the matrix itself; npm and Node
+# trust the host's CA certificates.
 run_suites() {
-  in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 bash /srv/snowflake/scripts/test.sh
+  in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 npm_config_cafile=/etc/ssl/host-ca-certificates.crt \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca-certificates.crt bash /srv/snowflake/scripts/test.sh
 }
 
 # The run command inside chroot $1 as a newcomer runs it: no PG_MAJOR, so it picks the chroot's

@@ -1,42 +1,119 @@
 #!/usr/bin/env bash
-# The clients suite: runs real clients (Python psycopg 3, psycopg2 +
-# SQLAlchemy, JavaScript node-postgres, PHP PDO, pgbouncer, and
-# prometheus-postgres-exporter) against a temporary PostgreSQL server with the
-# installed extension preloaded, proving every recipe docs/clients.md and
-# docs/monitoring.md publish and showing each trap they warn about.
-# Usage (as root): bash test/clients/run.sh [python] [js] [php] [java] [exporter] [pgbouncer]   (no argument: all)
+# The clients suite: runs real drivers, ORMs and frameworks against a
+# temporary PostgreSQL server with the installed extension preloaded, proving
+# every recipe docs/clients.md and docs/monitoring.md publish and showing each
+# trap they warn about. Each part installs what it needs (Debian packages;
+# npm modules from the committed lock file, with no install scripts), then
+# runs its tests; its install and run times are printed, and a summary of
+# every part at the end.
+# Usage (as root): bash test/clients/run.sh [PART...]   (no argument: every part)
+# Parts: python (psycopg 3, SQLAlchemy), django, asyncpg, js (node-postgres,
+# Knex, Drizzle, Sequelize, TypeORM), prisma, kysely, mikroorm, php (PDO),
+# laravel (Eloquent), java (JDBC, Hibernate), go (pgx), rust (tokio-postgres),
+# rails (Active Record), exporter, pgbouncer.
 # The server lives under build/clients, listens on 127.0.0.1:$CLIENTS_PORT
-# (56300 by default) and is stopped by PID when the script exits.
+# (56300 by default) and is stopped by PID when the script exits. Builds that
+# outlive a run (Go's cache, Rust's target directory keyed on Cargo.lock) are
+# kept under /var/cache/snowflake-clients, outside the checkout.
 source "$(dirname "$0")/../../scripts/lib.sh"
 
 PORT=${CLIENTS_PORT:-56300}
 DATA=$BUILD/clients/data
 HERE=$ROOT/test/clients
-ECOSYSTEMS=("$@")
-[ ${#ECOSYSTEMS[@]} -eq 0 ] && ECOSYSTEMS=(python js php java exporter pgbouncer)
+CACHE=/var/cache/snowflake-clients
+ALL_PARTS=(python django asyncpg js prisma kysely mikroorm php laravel java go rust rails exporter pgbouncer)
+PARTS=("$@")
+[ ${#PARTS[@]} -eq 0 ] && PARTS=("${ALL_PARTS[@]}")
+for part in "${PARTS[@]}"; do
+  [[ " ${ALL_PARTS[*]} " == *" $part "* ]] || die "unknown part '$part' (choose from: ${ALL_PARTS[*]})"
+done
 
 require_root
 require_readable_tree
 
-# Installs what each chosen ecosystem needs (Debian packages; npm modules from the committed lock file).
-install_clients() {
-  local eco
-  for eco in "${ECOSYSTEMS[@]}"; do
-    case $eco in
-      python) ensure_packages python3 python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest ;;
-      js)
-        command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
-        (cd "$HERE/js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ;;
-      exporter) ensure_packages prometheus-postgres-exporter prometheus curl python3-yaml ;;
-      pgbouncer) ensure_packages pgbouncer ;;
-      php) ensure_packages php-cli php-pgsql ;;
-      java) ensure_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;
-      *) die "unknown ecosystem '$eco' (choose from: python js php java exporter pgbouncer)" ;;
-    esac
-  done
+# Installs node and npm if missing, then the JavaScript parts' modules, once per run (a failure is
+# not tried again by the next part): exactly the lock file's versions, and no package's install
+# scripts (none of the tests needs one; Prisma's would fetch an engine from outside npm).
+npm_modules() {
+  [ -n "${NPM_DONE:-}" ] && return "$NPM_DONE"
+  NPM_DONE=1
+  command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
+  # Prisma 7's minimum; Debian 12's own nodejs is 18.
+  node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+    { echo "Node $(node -v) is too old for the JavaScript parts: they need 20.19 or later (Prisma 7)"; return 1; }
+  (cd "$HERE/js" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) && NPM_DONE=0
 }
 
-# Starts a fresh preloaded server on 127.0.0.1:$PORT with snowflake.node = 7; stops it by PID on exit.
+# Prisma's CLI, offline: every command first makes sure Prisma's native schema engine is there and
+# downloads it from Prisma's own server otherwise. generate, validate and format need no engine, so
+# PRISMA_SCHEMA_ENGINE_BINARY names a stand-in that exists and the download is skipped.
+prisma() {
+  (cd "$HERE/js" && PRISMA_SCHEMA_ENGINE_BINARY=/bin/false PRISMA_HIDE_UPDATE_MESSAGE=1 \
+    node_modules/.bin/prisma "$@" --schema prisma/schema.prisma)
+}
+
+# Go in GOPATH mode against Debian's packaged sources, offline; the build cache outside the checkout.
+go_() {
+  mkdir -p "$CACHE/go/path"
+  (cd "$HERE/go" && GO111MODULE=off GOFLAGS= GOPATH="$CACHE/go/path:/usr/share/gocode" GOCACHE="$CACHE/go/cache" go "$@")
+}
+
+# Debian's cargo and rustc (not a rustup toolchain that may come first on PATH), offline against
+# Debian's crate registry (test/clients/rust/.cargo/config.toml), with a target directory per
+# Cargo.lock outside the checkout; the directories of other lock files are removed.
+cargo_() {
+  local target
+  target=$CACHE/rust-$(sha256sum "$HERE/rust/Cargo.lock" | cut -c1-16)
+  mkdir -p "$target" && find "$CACHE" -maxdepth 1 -name 'rust-*' ! -path "$target" -exec rm -rf {} +
+  (cd "$HERE/rust" && CARGO_HOME="$CACHE/cargo-home" CARGO_TARGET_DIR="$target" RUSTC=/usr/bin/rustc \
+    RUSTDOC=/usr/bin/rustdoc /usr/bin/cargo "$@" --locked)
+}
+
+# Installs what part $1 needs, and builds or generates what its tests load.
+install_part() {
+  case $1 in
+    python) ensure_packages python3 python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest ;;
+    django) ensure_packages python3 python3-django python3-psycopg2 python3-pytest ;;
+    asyncpg) ensure_packages python3 python3-asyncpg python3-pytest ;;
+    js | kysely | mikroorm) npm_modules ;;
+    prisma) npm_modules && prisma generate >/dev/null ;;
+    php) ensure_packages php-cli php-pgsql ;;
+    laravel) ensure_packages php-cli php-pgsql php-illuminate-database ;;
+    java) ensure_packages default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;
+    go) ensure_packages golang-go golang-github-jackc-pgx-v4-dev && go_ test -c -o "$CACHE/go/pgx.test" . ;;
+    rust)
+      ensure_packages cargo rustc librust-tokio-postgres-dev librust-tokio-dev librust-tokio-macros-dev librust-bytes-dev &&
+        cargo_ test --no-run -q ;;
+    rails) ensure_packages ruby ruby-activerecord ruby-pg ;;
+    exporter) ensure_packages prometheus-postgres-exporter prometheus curl python3-yaml ;;
+    pgbouncer) ensure_packages pgbouncer ;;
+  esac
+}
+
+# Runs part $1's tests against the server.
+test_part() {
+  case $1 in
+    python) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python/test_psycopg3.py" "$HERE/python/test_sqlalchemy.py" ;;
+    django) /usr/bin/python3 -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$HERE/python/test_django.py" ;;
+    asyncpg) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python/test_asyncpg.py" ;;
+    js) (cd "$HERE/js" && node --test --test-concurrency=1 ./*.test.mjs) ;;
+    # The schema as written is valid and formatted; migrate and db pull need the native engine.
+    prisma) prisma validate && prisma format --check && (cd "$HERE/js" && node --import tsx --test prisma.test.ts) ;;
+    kysely | mikroorm) (cd "$HERE/js" && node --import tsx --test "$1.test.ts") ;;
+    php) php "$HERE/php/lastval.php" ;;
+    laravel) php "$HERE/php/eloquent.php" ;;
+    java) java_clients ;;
+    go) "$CACHE/go/pgx.test" -test.v -test.count=1 ;;
+    rust) cargo_ test -q ;;
+    # Without the recipe first, in a process of its own: the recipe changes the adapter for good.
+    rails) ruby "$HERE/ruby/activerecord_trap_test.rb" && ruby "$HERE/ruby/activerecord_test.rb" ;;
+    exporter) bash "$HERE/exporter.sh" ;;
+    pgbouncer) CLIENTS_DIR=$BUILD/clients PG_BIN=$PG_BIN bash "$HERE/pgbouncer.sh" ;;
+  esac
+}
+
+# Starts a fresh preloaded server on 127.0.0.1:$PORT with snowflake.node = 7 and setup.sql loaded
+# into postgres and template1 (so databases the tests create have it too); stops it by PID on exit.
 start_server() {
   rm -rf "$BUILD/clients"
   postgres_dir clients
@@ -51,7 +128,10 @@ fsync = off
 CONF
   trap stop_server EXIT
   as_postgres "$PG_BIN/pg_ctl" -D "$DATA" -l "$BUILD/clients/server.log" -w -t 60 start >/dev/null
-  as_postgres "$PG_BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -qAt -c 'CREATE EXTENSION snowflake' postgres >/dev/null
+  local db
+  for db in template1 postgres; do
+    as_postgres "$PG_BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -qAtX -v ON_ERROR_STOP=1 -f "$HERE/setup.sql" "$db" >/dev/null
+  done
 }
 
 # Stops the server this script started, by the PID in its postmaster.pid.
@@ -74,19 +154,25 @@ java_clients() {
     java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks
 }
 
-install_clients
 start_server
 export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres SNOWFLAKE_NODE=7
 status=0
-for eco in "${ECOSYSTEMS[@]}"; do
-  echo "--- clients: $eco"
-  case $eco in
-    python) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python" || status=1 ;;
-    js) (cd "$HERE/js" && node --test --test-concurrency=1 ./*.test.mjs) || status=1 ;;
-    exporter) bash "$HERE/exporter.sh" || status=1 ;;
-    php) php "$HERE/php/lastval.php" || status=1 ;;
-    java) java_clients || status=1 ;;
-    pgbouncer) CLIENTS_DIR=$BUILD/clients PG_BIN=$PG_BIN bash "$HERE/pgbouncer.sh" || status=1 ;;
-  esac
+summary=()
+for part in "${PARTS[@]}"; do
+  echo "--- clients: $part"
+  start=$SECONDS
+  result=passed
+  if ! install_part "$part"; then
+    result="FAILED to install"
+  fi
+  installed=$SECONDS
+  if [ "$result" = passed ] && ! test_part "$part"; then
+    result=FAILED
+  fi
+  [ "$result" = passed ] || status=1
+  summary+=("$(printf '%-10s %-18s install %4d s, run %4d s' "$part" "$result" $((installed - start)) $((SECONDS - installed)))")
+  echo "--- clients: ${summary[-1]}"
 done
+echo "--- clients: summary"
+printf '%s\n' "${summary[@]}"
 exit $status

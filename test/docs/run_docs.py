@@ -9,9 +9,9 @@ so a later block sees the tables an earlier one made. A block that cannot run
 here carries, on the line before its fence, `<!-- not run: why; what covers
 it -->` and is counted, not run. A block meant to fail carries
 `<!-- expect error SQLSTATE -->` and must fail with exactly that SQLSTATE.
-Blocks of application code (js, python, java, xml, php, yaml) are not run
-here: each must stand, line for line, in a file under test/ or
-docs/monitoring/, which the suites that run that code read.
+Blocks of application code (js, ts, py, rb, php, go, rs, java, prisma, xml,
+yaml) are not run here: each must stand, line for line, in a file under test/
+or docs/monitoring/, which the suites that run that code read.
 Run as the postgres system user (PostgreSQL refuses root):
     run_docs.py --pg-bin DIR --work DIR [--show] [FILE.md ...]
 It prints one line per failing block (file:line, the error) and ends with
@@ -70,7 +70,8 @@ def blocks_of(path):
 
 # Code in other languages is checked, not run: each such block must stand, line for line (indentation
 # and blank lines aside), in one file of the suites that run it.
-RECIPE_LANGUAGES = {"js", "javascript", "python", "java", "xml", "php", "yaml"}
+RECIPE_LANGUAGES = {"js", "javascript", "ts", "typescript", "py", "python", "rb", "ruby", "php", "go", "rs", "rust",
+                    "java", "prisma", "xml", "yaml"}
 RECIPE_SOURCES = [os.path.join(ROOT, "test"), os.path.join(ROOT, "docs", "monitoring")]
 
 
@@ -90,12 +91,16 @@ def recipe_blocks(path):
     return found
 
 
+# What the suites install or build under test/: not the tests' own code.
+NOT_SOURCES = {"node_modules", "generated", "target", "__pycache__"}
+
+
 def source_lines():
-    """Every file under RECIPE_SOURCES (node_modules aside) as its stripped non-blank lines."""
+    """Every file under RECIPE_SOURCES (NOT_SOURCES aside) as its stripped non-blank lines."""
     sources = {}
     for top in RECIPE_SOURCES:
         for folder, dirs, names in os.walk(top):
-            dirs[:] = [d for d in dirs if d != "node_modules"]
+            dirs[:] = [d for d in dirs if d not in NOT_SOURCES]
             for name in names:
                 try:
                     text = open(os.path.join(folder, name), encoding="utf-8").read()

@@ -3,12 +3,7 @@
 // for lastval(), which only knows sequences, so it fails; INSERT ... RETURNING
 // and snowflake_lastval() give the new ID. Run by test/clients/run.sh (PGHOST,
 // PGPORT, SNOWFLAKE_NODE from its environment). Exits 1 on any failed check.
-$failed = 0;
-function check(string $what, bool $ok): void {
-    global $failed;
-    echo ($ok ? "ok: " : "FAIL: ") . $what . "\n";
-    if (!$ok) $failed = 1;
-}
+require_once __DIR__ . "/check.php";
 
 $pdo = new PDO(sprintf("pgsql:host=%s;port=%s;dbname=postgres", getenv("PGHOST"), getenv("PGPORT")), "postgres", "",
                [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
