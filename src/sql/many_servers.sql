@@ -106,11 +106,9 @@ BEGIN
   FOR server, role, node, state, layout, epoch, problem IN EXECUTE format($q$
     WITH reports(server, role, sort_host, sort_port, success, result) AS (%s),
     parsed AS (
-      SELECT r.*, j.node, j.state, j.layout, j.epoch
-      FROM reports r
-      LEFT JOIN LATERAL (SELECT (x->>'node')::integer AS node, x->>'state' AS state, x->>'layout' AS layout,
-                                (x->>'epoch')::timestamptz AS epoch
-                         FROM (SELECT r.result::json AS x WHERE r.success) y) j ON true),
+      SELECT r.*, (j.x->>'node')::integer AS node, j.x->>'state' AS state, j.x->>'layout' AS layout,
+             (j.x->>'epoch')::timestamptz AS epoch
+      FROM reports r, LATERAL (SELECT CASE WHEN r.success THEN r.result::json END AS x) j),
     reference AS (
       SELECT p.layout, p.epoch FROM parsed p WHERE p.success
       ORDER BY p.role = 'coordinator' DESC, p.state = 'ok' DESC LIMIT 1)
