@@ -327,8 +327,14 @@ check "... where an insert fails (55000)" grep -q '^ERROR:  55000: snowflake.nod
 check "... while inserts through the coordinator go on" sql c "INSERT INTO items (path) VALUES ('no node on a worker')"
 set_node w2 3
 check "node 3 again: no problem" [ "$(problems)" = "56460=-,56461=-,56462=-" ]
-# A fourth server, first with Discord's epoch: its own node, but IDs that decode to other times.
+# A fourth server, first with Discord's epoch: its own node, but IDs that decode to other times. It
+# tries snowflake before citus in shared_preload_libraries first, which Citus refuses.
 server_init w3 56463 "${CONF[@]}" "snowflake.node = 4" "snowflake.epoch = 1420070400000"
+w3_conf=${SERVER_DIR[w3]}/data/postgresql.conf
+sed -i "s/^shared_preload_libraries = 'citus,snowflake'/shared_preload_libraries = 'snowflake,citus'/" "$w3_conf"
+check "shared_preload_libraries = 'snowflake,citus' does not start: Citus has to be loaded first" \
+  eval 'server_start w3 >/dev/null 2>&1; grep -q "Citus has to be loaded first" "${SERVER_DIR[w3]}/log"'
+sed -i "s/^shared_preload_libraries = 'snowflake,citus'/shared_preload_libraries = 'citus,snowflake'/" "$w3_conf"
 server_start w3
 sql w3 "CREATE EXTENSION citus" >/dev/null
 sql c "SELECT citus_add_node('127.0.0.1', 56463)" >/dev/null
@@ -336,12 +342,12 @@ check "a server with another epoch: flagged 'epoch differs'" [ "$(problems)" = "
 # Another layout (its state file, which records the first one, removed while it is stopped).
 server_stop w3
 rm "${SERVER_DIR[w3]}/data/snowflake.state"
-sed -i '/^snowflake.epoch/d' "${SERVER_DIR[w3]}/data/postgresql.conf"
-echo "snowflake.layout = 'sonyflake'" >>"${SERVER_DIR[w3]}/data/postgresql.conf"
+sed -i '/^snowflake.epoch/d' "$w3_conf"
+echo "snowflake.layout = 'sonyflake'" >>"$w3_conf"
 server_start w3
 check "a server with another layout: flagged 'layout differs'" [ "$(problems)" = "56460=-,56461=-,56462=-,56463=layout differs" ]
 server_stop w3
-sed -i "s/^shared_preload_libraries = 'citus,snowflake'/shared_preload_libraries = 'citus'/" "${SERVER_DIR[w3]}/data/postgresql.conf"
+sed -i "s/^shared_preload_libraries = 'citus,snowflake'/shared_preload_libraries = 'citus'/" "$w3_conf"
 server_start w3
 check "a server that does not preload snowflake: flagged 'not preloaded'" \
   [ "$(problems)" = "56460=-,56461=-,56462=-,56463=not preloaded" ]
