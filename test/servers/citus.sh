@@ -142,8 +142,9 @@ set_node() {
 node_sql="CASE port WHEN 56460 THEN 1 WHEN 56461 THEN 2 WHEN 56462 THEN 3 END"
 
 install_citus
-CONF=("shared_preload_libraries = 'citus,snowflake'" "wal_level = logical" "max_prepared_transactions = 100"
-  "track_commit_timestamp = on" "max_replication_slots = 10" "max_wal_senders = 10" "max_worker_processes = 20")
+# wal_level = logical for shard moves; track_commit_timestamp for snowflake_node_origins() on a shard.
+CONF=("shared_preload_libraries = 'citus,snowflake'" "wal_level = logical" "track_commit_timestamp = on"
+  "max_replication_slots = 10" "max_wal_senders = 10" "max_worker_processes = 20")
 server_init c 56460 "${CONF[@]}" "snowflake.node = 1"
 server_init w1 56461 "${CONF[@]}" "snowflake.node = 2"
 server_init w2 56462 "${CONF[@]}" "snowflake.node = 3"
