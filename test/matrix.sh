@@ -24,12 +24,14 @@ declare -A CHROOT=([pg17]=trixie [pg18]=sid [pg19]=sid-experimental)
 # What scripts/test.sh and the benchmarks need, so the runs inside install nothing
 # (pg_partman is not packaged for PostgreSQL 19 yet, so the regress suite leaves its test out; 19's
 # libpq.pc names libcurl, which pkg-config must find for libpqxx's flags; Citus, which has no release
-# for 19, builds with the ICU, GSSAPI, lz4 and zstd headers).
+# for 19, builds with the ICU, GSSAPI, lz4 and zstd headers, and on 18, whose pg_config.h says
+# HAVE_LIBCURL, with curl's).
 chroot_packages() {
   echo build-essential libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
     "postgresql-$1" "postgresql-server-dev-$1" \
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest php-cli php-pgsql pgbouncer \
-    $([ "$1" -ge 19 ] && echo libcurl4-openssl-dev || echo "postgresql-$1-partman libicu-dev libkrb5-dev liblz4-dev libzstd-dev")
+    $([ "$1" -ge 18 ] && echo libcurl4-openssl-dev) \
+    $([ "$1" -ge 19 ] || echo "postgresql-$1-partman libicu-dev libkrb5-dev liblz4-dev libzstd-dev")
 }
 # The vendored Citus source, which the citus suite builds (test/servers/citus.sh reads the same variable).
 CITUS_VENDOR=${SNOWFLAKE_CITUS_VENDOR:-$ROOT/../shared/vendor/citus}

@@ -50,8 +50,9 @@ TARBALL=$CITUS_VENDOR/citus-$CITUS_VERSION.tar.gz
   "vendored Citus source (shared/vendor/citus/) next to the checkout, or set SNOWFLAKE_CITUS_VENDOR to the directory" \
   "that holds citus-$CITUS_VERSION.tar.gz"
 # Citus's build needs these headers beyond PostgreSQL's own (ICU through pg_locale.h, GSSAPI through
-# libpq-be.h; columnar's lz4 and zstd).
-ensure_packages libicu-dev libkrb5-dev liblz4-dev libzstd-dev
+# libpq-be.h; columnar's lz4 and zstd; curl's where pg_config.h says HAVE_LIBCURL, as 18's does, though
+# configure --without-libcurl keeps Citus's usage reports off).
+ensure_packages libicu-dev libkrb5-dev liblz4-dev libzstd-dev $([ "$PG_MAJOR" -lt 18 ] || echo libcurl4-openssl-dev)
 
 # Citus's NOTICEs (moving data, copying shards) would drown the checks; the checks that read a NOTICE ask for it.
 export PGOPTIONS="$PGOPTIONS -c client_min_messages=warning"
@@ -87,7 +88,7 @@ install_citus() {
     fi
     (cd "$cache/src" && ./configure PG_CONFIG="$PG_CONFIG" --without-libcurl --without-lz4 --without-zstd &&
       make -j2 with_llvm=no && make install with_llvm=no DESTDIR="$cache/root") >"$cache/build.log" 2>&1 ||
-      { grep -E 'error|\*\*\*' "$cache/build.log" | grep -v '^gcc ' | tail -10
+      { grep -E 'error:|\*\*\*' "$cache/build.log" | tail -10
         die "Citus $CITUS_VERSION did not build (log: $cache/build.log)"; }
     rm -rf "$cache/src" "$cache/header.orig" && touch "$cache/complete"
     echo "Citus $CITUS_VERSION built in $((SECONDS - start)) s (make -j2 with_llvm=no)"
