@@ -4,8 +4,8 @@
 # (shared/vendor/citus/ next to the checkout, or $SNOWFLAKE_CITUS_VENDOR):
 # 13.2.2 on PostgreSQL 15, 14.0.1 on 16 to 18. The build is cached under
 # /var/cache/snowflake-citus/, keyed on the Citus tag, the full PostgreSQL
-# version and the hash of the build fix (test/servers/citus/*.sed), so a second
-# run only copies the installed files back. The suite checks:
+# version and the hash of the build recipe (the fix, test/servers/citus/*.sed,
+# and the configure options), so a second run only copies the installed files back. The suite checks:
 #   1. CREATE EXTENSION snowflake on the coordinator reaches every worker, one
 #      added afterwards included; snowflake_cluster_nodes() lists all three.
 #   2. The node that makes each insert path's IDs: single-row, multi-row, COPY,
@@ -67,18 +67,27 @@ citus_fix() {
     echo "$HERE/fix-13.2.2-pg15.sed"
 }
 
+# Citus's configure options here. Where PostgreSQL's pg_config.h says HAVE_LIBCURL (18), Citus's sources
+# call curl whatever configure says, so it must link it; its usage reports stay off (CONF below).
+citus_configure_options() {
+  echo "--without-lz4 --without-zstd"
+  grep -q '^#define HAVE_LIBCURL 1' "$("$PG_CONFIG" --includedir-server)/pg_config.h" || echo --without-libcurl
+}
+
 # Installs Citus into PostgreSQL $PG_MAJOR from the cache, building it there first when this Citus tag,
-# this exact PostgreSQL version and this fix have not been built before.
+# this exact PostgreSQL version and this build recipe (the fix and the configure options) have not been
+# built before.
 install_citus() {
-  local fix key cache start=$SECONDS header
+  local fix options key cache start=$SECONDS header
   fix=$(citus_fix) || true
+  options=$(citus_configure_options | xargs)
   key=$CITUS_VERSION-pg$("$PG_CONFIG" --version | sed 's/^PostgreSQL //; s/[^A-Za-z0-9.+-]\{1,\}/_/g; s/_$//')
-  key=$key-fix-$(if [ -n "$fix" ]; then sha256sum "$fix" | cut -c1-12; else echo none; fi)
+  key=$key-recipe-$({ echo "$options"; [ -z "$fix" ] || cat "$fix"; } | sha256sum | cut -c1-12)
   cache=$CITUS_CACHE/citus-$key
   if [ -e "$cache/complete" ]; then
     echo "Citus $CITUS_VERSION from the cache: $cache"
   else
-    echo "building Citus $CITUS_VERSION for $("$PG_CONFIG" --version) into $cache${fix:+ (fix: ${fix#"$ROOT"/})}"
+    echo "building Citus $CITUS_VERSION for $("$PG_CONFIG" --version) into $cache (configure $options${fix:+; fix: ${fix#"$ROOT"/}})"
     rm -rf "$cache" && mkdir -p "$cache/src"
     tar -xzf "$TARBALL" -C "$cache/src" --strip-components=1
     if [ -n "$fix" ]; then
@@ -86,7 +95,8 @@ install_citus() {
       cp "$header" "$cache/header.orig" && sed -i -f "$fix" "$header"
       ! cmp -s "$header" "$cache/header.orig" || die "$fix changes nothing in Citus $CITUS_VERSION: update it"
     fi
-    (cd "$cache/src" && ./configure PG_CONFIG="$PG_CONFIG" --without-libcurl --without-lz4 --without-zstd &&
+    # shellcheck disable=SC2086 # the options are words
+    (cd "$cache/src" && ./configure PG_CONFIG="$PG_CONFIG" $options &&
       make -j2 with_llvm=no && make install with_llvm=no DESTDIR="$cache/root") >"$cache/build.log" 2>&1 ||
       { grep -E 'error:|\*\*\*' "$cache/build.log" | tail -10
         die "Citus $CITUS_VERSION did not build (log: $cache/build.log)"; }
@@ -143,9 +153,10 @@ set_node() {
 node_sql="CASE port WHEN 56460 THEN 1 WHEN 56461 THEN 2 WHEN 56462 THEN 3 END"
 
 install_citus
-# wal_level = logical for shard moves; track_commit_timestamp for snowflake_node_origins() on a shard.
+# wal_level = logical for shard moves; track_commit_timestamp for snowflake_node_origins() on a shard;
+# no usage reports to Citus's servers from a test (a Citus linked with curl sends them by default).
 CONF=("shared_preload_libraries = 'citus,snowflake'" "wal_level = logical" "track_commit_timestamp = on"
-  "max_replication_slots = 10" "max_wal_senders = 10" "max_worker_processes = 20")
+  "max_replication_slots = 10" "max_wal_senders = 10" "max_worker_processes = 20" "citus.enable_statistics_collection = off")
 server_init c 56460 "${CONF[@]}" "snowflake.node = 1"
 server_init w1 56461 "${CONF[@]}" "snowflake.node = 2"
 server_init w2 56462 "${CONF[@]}" "snowflake.node = 3"
@@ -172,6 +183,11 @@ for n in c w1; do
     "coordinator 1, worker 2, worker 3" ]
   check "snowflake_cluster_nodes() on $n finds no problem" [ "$(problems $n)" = "56460=-,56461=-,56462=-" ]
 done
+
+# Monitoring's role: pg_monitor, not a superuser (Citus creates the role and the grant on every server).
+sql c "CREATE ROLE snowflake_watcher LOGIN; GRANT pg_monitor TO snowflake_watcher" >/dev/null
+check "a pg_monitor member that is not a superuser runs it across the cluster" [ "$(as_postgres "$PGB/psql" -h 127.0.0.1 \
+  -p 56460 -U snowflake_watcher -d postgres -XAtq -c "SELECT count(*) FILTER (WHERE problem IS NULL) FROM snowflake_cluster_nodes()")" = 3 ]
 
 echo "--- 2. where each insert path makes its IDs"
 sql_file c "$HERE/paths.sql" >/dev/null
