@@ -22,8 +22,9 @@
 #      snowflake_node_origins() on the distributed table says it cannot tell.
 #   6. snowflake_convert_column() on a distribution column: refused (0A000)
 #      with a HINT whose statements (test/servers/citus/convert_steps.sql) then
-#      convert it; on a reference table it converts in place. The UPDATE and
-#      colocation limits, and both backfill recipes.
+#      convert it; on a reference table's key and on a key that is not the
+#      distribution column it converts in place. The UPDATE and colocation
+#      limits, and both backfill recipes.
 #   7. The node check: two workers on one node (flagged, with a WARNING, and
 #      then shown to make duplicates), a worker with no node, and a fourth
 #      server with another epoch, another layout, without snowflake preloaded,
@@ -124,10 +125,12 @@ bench() {
 
 # Runs pgbench ($2 clients, script $3, then options) on each of the servers named in $1 at once, each client
 # writing its server's port; prints the transactions processed in total, and fails when any run failed.
+# Each run seeds its random numbers with its port: runs started in the same second would otherwise draw
+# the same tenants, and two servers on one node would then collide on the whole key, not just the ID.
 bench_on() {
   local n pids=() status=0 out=$SERVERS/$SUITE_NAME/bench
   for n in $1; do
-    bench "$n" "$2" "$3" -D port="${SERVER_PORT[$n]}" >"$out.$n" &
+    bench "$n" "$2" "$3" -D port="${SERVER_PORT[$n]}" --random-seed="${SERVER_PORT[$n]}" >"$out.$n" &
     pids+=($!)
   done
   for n in "${pids[@]}"; do wait "$n" || status=1; done
@@ -310,6 +313,14 @@ sql c "INSERT INTO countries (name) VALUES ('after')" >/dev/null
 sql w1 "INSERT INTO countries (name) VALUES ('after')" >/dev/null
 check "snowflake_convert_column() on a reference table converts it in place: new IDs on nodes 1 and 2" [ "$(sql c "
   SELECT string_agg((snowflake_parse(id)).node::text, ',' ORDER BY id) FROM countries WHERE name = 'after'")" = "1,2" ]
+sql c "SELECT snowflake_convert_column('orders', 'id')" >/dev/null
+sql c "INSERT INTO orders (tenant) VALUES (1)" >/dev/null
+sql w2 "INSERT INTO orders (tenant) VALUES (2)" >/dev/null
+check "... and on a key that is not the distribution column: the 100 old rows kept, new IDs on nodes 1 and 3" [ "$(sql c "
+  SELECT count(*) FILTER (WHERE id <= 100) || ' ' || string_agg((snowflake_parse(id)).node::text, ',' ORDER BY id)
+    FILTER (WHERE id > 100) FROM orders")" = "100 1,3" ]
+check "UPDATE of a distribution column is refused by Citus" grep -q 'modifying the partition value of rows is not allowed' \
+  <<<"$(error_of c "UPDATE items SET id = id + 1 WHERE path = 'single-row'")"
 check "UPDATE ... SET col = snowflake_nextval() on a distributed table is refused by Citus" grep -q 'must not be VOLATILE' \
   <<<"$(error_of c "UPDATE items SET source_id = snowflake_nextval() WHERE path = 'single-row'")"
 sql c "CREATE TABLE typed (id snowflake PRIMARY KEY DEFAULT snowflake_nextval())" >/dev/null
