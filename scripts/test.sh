@@ -141,6 +141,8 @@ else
 fi
 # Each member's node in a file next to its data directory, through pg_basebackup and pg_rewind.
 suite node-file bash "$ROOT/test/servers/node_file.sh"
+# Citus: a coordinator and two workers (test/servers/citus.sh), on the majors a Citus release supports.
+[ "$PG_MAJOR" -le 18 ] && suite citus bash "$ROOT/test/servers/citus.sh"
 # HA failover with Patroni and etcd (Debian 12's packages; on the host only).
 on_host && suite patroni bash "$ROOT/test/servers/patroni.sh"
 # The run command as a newcomer on this host runs it, as root, in this checkout.

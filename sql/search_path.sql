@@ -16,6 +16,7 @@ BEGIN;
 INSERT INTO public.items (typed) SELECT ext.snowflake_nextval() FROM generate_series(1, 3);
 SELECT lower(ext.snowflake_nextval_block(4)) > 0 AS block, ext.snowflake_lastval() > 0 AS lastval;
 SELECT node, state FROM ext.snowflake_stats();
+SELECT role, node, problem FROM ext.snowflake_cluster_nodes();
 SELECT ext.snowflake_inject_clock_offset(0);
 SELECT ext.snowflake_inject_write_delay(0);
 SELECT lead_ms > 0 AS lead FROM ext.snowflake_reservation();

@@ -21,3 +21,6 @@ DROP TABLE orders;
 -- snowflake_stats() says why no ID can be issued, so one alert on state <> 'ok' catches it.
 SELECT node, state FROM snowflake_stats();
 SELECT state, detail FROM snowflake_state();
+
+-- The cluster-wide check names it too (this server alone, without Citus).
+SELECT role, node, state, problem FROM snowflake_cluster_nodes();

@@ -7,8 +7,8 @@
 # marks it complete is written last, so an interrupted setup is finished on the
 # next run and a half-made debootstrap is made again. Each run copies the
 # working tree (uncommitted changes included, ignored files excluded) into the
-# chroot and runs scripts/test.sh there: build with -Werror, install, then the
-# unit, regress, libpqxx, clients and quick benchmark suites. Every mount
+# chroot (with the vendored Citus source next to it) and runs scripts/test.sh there: build with
+# -Werror, install, then the unit, regress, libpqxx, clients, quick benchmark and server suites. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
 # Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]
 # --demo runs the run command (scripts/demo.sh) in the chroot instead, as a newcomer would.
@@ -23,16 +23,20 @@ declare -A SUITE=([pg17]=trixie [pg18]=sid [pg19]=sid)
 declare -A CHROOT=([pg17]=trixie [pg18]=sid [pg19]=sid-experimental)
 # What scripts/test.sh and the benchmarks need, so the runs inside install nothing
 # (pg_partman is not packaged for PostgreSQL 19 yet, so the regress suite leaves its test out; 19's
-# libpq.pc names libcurl, which pkg-config must find for libpqxx's flags). The clients suite's parts
-# that run here (scripts/test.sh names them) take Node and npm, the default JDK, JDBC and Hibernate 3.6
-# from the chroot's release.
+# libpq.pc names libcurl, which pkg-config must find for libpqxx's flags; Citus, which has no release
+# for 19, builds with the ICU, GSSAPI, lz4 and zstd headers, and on 18, whose pg_config.h says
+# HAVE_LIBCURL, with curl's). The clients suite's parts that run here (scripts/test.sh names them)
+# take Node and npm, the default JDK, JDBC and Hibernate 3.6 from the chroot's release.
 chroot_packages() {
   echo build-essential libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
     "postgresql-$1" "postgresql-server-dev-$1" \
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest php-cli php-pgsql pgbouncer \
     nodejs npm default-jdk-headless libpostgresql-jdbc-java libhibernate3-java \
-    $([ "$1" -ge 19 ] && echo libcurl4-openssl-dev || echo "postgresql-$1-partman")
+    $([ "$1" -ge 18 ] && echo libcurl4-openssl-dev) \
+    $([ "$1" -ge 19 ] || echo "postgresql-$1-partman libicu-dev libkrb5-dev liblz4-dev libzstd-dev")
 }
+# The vendored Citus source, which the citus suite builds (test/servers/citus.sh reads the same variable).
+CITUS_VENDOR=${SNOWFLAKE_CITUS_VENDOR:-$ROOT/../shared/vendor/citus}
 
 case "${1:-all}" in
   pg17 | pg18 | pg19) TARGETS=("$1") ;;
@@ -144,12 +148,16 @@ provision() {
   echo "$want" >"$dir/.snowflake-matrix"
 }
 
-# Copies the working tree to /srv/snowflake in chroot $1, and the host's CA certificates to
-# /etc/ssl/host-ca-certificates.crt there: where the npm registry is reached through a TLS-inspecting
-# proxy, the host trusts a local CA that the chroot's own list lacks.
+# Copies the working tree to /srv/snowflake in chroot $1; the vendored Citus source to
+# /srv/shared/vendor/citus, where the citus suite finds it next to the checkout; and the host's CA
+# certificates to /etc/ssl/host-ca-certificates.crt: where the npm registry is reached through a
+# TLS-inspecting proxy, the host trusts a local CA that the chroot's own list lacks.
 copy_tree() {
   mkdir -p "$1/srv" "$1/etc/ssl" && chmod 755 "$1/srv" && copy_worktree "$1/srv/snowflake" &&
-    cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/host-ca-certificates.crt"
+    cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/host-ca-certificates.crt" &&
+    rm -rf "$1/srv/shared" && mkdir -p "$1/srv/shared/vendor/citus" &&
+    { cp "$CITUS_VENDOR"/citus-*.tar.gz "$1/srv/shared/vendor/citus/" 2>/dev/null ||
+      echo "no Citus source in $CITUS_VENDOR: the citus suite will say what is missing"; }
 }
 
 # The test command inside chroot $1 against PostgreSQL $2, without the matrix itself; npm and Node

@@ -23,6 +23,7 @@ DECLARE
     stmt text;
     seq_name text;
     snowflake_type regtype;  -- this extension's bigint twin: already 64-bit, never narrowed
+    distributed text[];      -- "table|distribution column" of the Citus tables in the way, the target's first
     regrant text[] := '{}';  -- grants and comments, replayed once default privileges are cleared
     widened_names text;
     view_names text;
@@ -163,6 +164,32 @@ BEGIN
         RETURN;
     END IF;
 
+    -- Citus refuses ALTER TABLE on a distribution column (its type or its default): the target's default
+    -- changes, and so does the type of every column in rels.
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE $q$
+            SELECT string_agg(format('%s.%I', u.rel::regclass, a.attname), ', ' ORDER BY u.rel::regclass::text),
+                   array_agg(u.rel::regclass::text || '|' || a.attname ORDER BY u.rel <> $3, u.rel::regclass::text)
+            FROM (SELECT DISTINCT * FROM unnest($1 || $3, $2 || $4) AS v(rel, att)) u
+            JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
+            JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = u.rel
+            WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = a.attname$q$
+        INTO bad, distributed USING coalesce(rels, '{}'), coalesce(atts, '{}'), tbl::oid, target.attnum;
+        IF bad IS NOT NULL THEN
+            -- The way round: make the tables local, convert, distribute them again (the target's table first).
+            SELECT string_agg(format('SELECT create_distributed_table(%L, %L%s);', split_part(d, '|', 1), split_part(d, '|', 2),
+                                     CASE WHEN i > 1 THEN format(', colocate_with => %L', split_part(distributed[1], '|', 1)) ELSE '' END),
+                              ' ' ORDER BY i)
+            INTO stmt FROM unnest(distributed) WITH ORDINALITY AS x(d, i);
+            RAISE EXCEPTION 'column "%" of "%" cannot be converted: % is the distribution column of a Citus table', col, tbl, bad
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'Citus does not allow ALTER TABLE to change the type or the default of a distribution column. undistribute_table() copies every row to the coordinator and back; on a new table, run snowflake_convert_column() before create_distributed_table().',
+                      HINT = format('Convert it while the table is local: SELECT undistribute_table(%L%s); SELECT snowflake_convert_column(%L, %L); %s',
+                                    tbl, CASE WHEN cardinality(distributed) > 1 THEN ', cascade_via_foreign_keys => true' ELSE '' END,
+                                    tbl, col, stmt);
+        END IF;
+    END IF;
+
     -- Existing values must stay below every new ID, so that ordering by ID stays ordering by insertion.
     EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_id;
     EXECUTE format('SELECT %I.snowflake_min_id(now())', ext_schema) INTO first_snowflake;
@@ -254,8 +281,15 @@ BEGIN
         EXECUTE 'DROP VIEW ' || (SELECT string_agg(v::regclass::text, ', ') FROM unnest(view_oids) v);
     END IF;
 
+    -- The identity, or the default and its owned sequence, go before the type changes (Citus refuses to change
+    -- the type of a column with a sequence default or an owned sequence).
     IF target.attidentity <> '' THEN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    ELSIF target.default_oid IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+        IF owned_seq IS NOT NULL THEN
+            EXECUTE format('DROP SEQUENCE %s', owned_seq);
+        END IF;
     END IF;
 
     FOR cur_rel IN SELECT DISTINCT u.rel FROM unnest(rels, atts) AS u(rel, att) LOOP
@@ -267,9 +301,6 @@ BEGIN
     END LOOP;
 
     EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, nextval_sql);
-    IF owned_seq IS NOT NULL AND target.attidentity = '' THEN
-        EXECUTE format('DROP SEQUENCE %s', owned_seq);
-    END IF;
 
     FOREACH stmt IN ARRAY recreate LOOP
         EXECUTE stmt;

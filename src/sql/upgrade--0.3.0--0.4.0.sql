@@ -10,3 +10,11 @@
 
 -- snowflake_state(): whether IDs can be issued now, and if not why, since when and until when.
 -- @include src/sql/generator.sql
+
+-- snowflake_node_origins() labels dropped and unknown origins and leaves them out of shared_node, and says
+-- what it cannot tell on a Citus table; snowflake_cluster_nodes() is new.
+-- @include src/sql/many_servers.sql
+
+-- snowflake_convert_column() refuses a Citus distribution column with the steps that convert it, and drops
+-- the old default before changing the type (Citus refuses the type change of a column with a sequence).
+-- @include src/sql/convert.sql

@@ -20,6 +20,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Prints the last 15 ERROR, FATAL and WARNING lines (and lines matching the extended regular expression $1)
+# of each server's log, so that a CI log alone explains a failure.
+show_logs() {
+  local n pattern="ERROR|FATAL|WARNING${1:+|$1}"
+  for n in "${!SERVER_DIR[@]}"; do
+    echo "--- $n: its last lines matching $pattern"
+    grep -E "$pattern" "${SERVER_DIR[$n]}/log" | tail -15 || true
+  done
+}
+
 # Prints a check's result and counts a failure; usage: check "what" test-command...
 check() {
   local what=$1

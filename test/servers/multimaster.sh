@@ -29,14 +29,7 @@ SUITE_NAME=multimaster-$MODE
 # A failed check, or a statement that stops the suite early, shows what each server logged, so
 # that the CI log alone explains it.
 PASSED=0
-show_logs() {
-  local n
-  for n in "${!SERVER_DIR[@]}"; do
-    echo "--- $n: its last ERROR, FATAL, WARNING and CONFLICT lines"
-    grep -E 'ERROR|FATAL|WARNING|CONFLICT' "${SERVER_DIR[$n]}/log" | tail -15 || true
-  done
-}
-CLEANUPS+=('[ "$PASSED" = 1 ] || show_logs')
+CLEANUPS+=('[ "$PASSED" = 1 ] || show_logs CONFLICT')
 HERE=$ROOT/test/servers
 WRITE_SECONDS=${WRITE_SECONDS:-12} # phase 1; the collision phases write for a third of it
 CLIENTS=2 # writers per server, each one row per transaction, about 1 ms apart
