@@ -6,7 +6,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$ROOT/build
-# The PostgreSQL majors snowflake builds and is tested on (the matrix covers those the host lacks).
+# The PostgreSQL majors snowflake supports: tested on 15, 17, 18 and 19 (the matrix covers those the
+# host lacks); 16 is reviewed, since Debian ships no package of it.
 SUPPORTED_MAJORS="15 16 17 18 19"
 
 # Prints a message and stops.
