@@ -136,7 +136,7 @@ fi
 # --- 2. Instructions per call, with callgrind on a single-user backend.
 SINGLE=$OUT/single/data
 make_cluster "$SINGLE"
-as_postgres "$PG_BIN/postgres" --single -D "$SINGLE" postgres <<<"$SETUP" >/dev/null
+as_postgres "$PG_BIN/postgres" --single -D "$SINGLE" postgres <<<"$SETUP" >/dev/null 2>&1
 # Instructions of one single-user session that runs SELECT count($1) over $CALLS rows (on the cluster
 # in $3, $SINGLE by default).
 instructions() {
