@@ -16,6 +16,8 @@ ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$P
   libpqxx-dev pkg-config $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
   $(on_host && echo git python3-jsonschema)
 require_readable_tree
+# A full disk fails suites far from its cause (initdb, tar): say up front how much room there is.
+on_host && echo "free disk space under $ROOT: $(df -h --output=avail "$ROOT" | tail -1 | tr -d ' ')"
 
 passed=0
 failed=0
@@ -177,6 +179,7 @@ for name in "${SELECTED[@]}"; do
 done
 
 echo
+on_host && echo "free disk space under $ROOT at the end: $(df -h --output=avail "$ROOT" | tail -1 | tr -d ' ')"
 [ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -144,4 +144,4 @@ REVOKE ALL ON FUNCTION snowflake_cluster_nodes() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_cluster_nodes() TO pg_monitor;
 
 COMMENT ON FUNCTION snowflake_cluster_nodes() IS
-'Lists every server of the Citus cluster (this server alone without Citus) with its snowflake.node, state, layout and epoch, and a problem: shared node, node unset (or another state that stops IDs), layout differs, epoch differs, not preloaded, unreachable. Warns when servers share a node. Run it after every citus_add_node. For pg_monitor.';
+'Lists every server of the Citus cluster (this server alone without Citus) with its snowflake.node, state, layout and epoch, and a problem: shared node, node unset (or another state that stops IDs), layout differs, epoch differs, not preloaded, unreachable, or error: and the error raised there. Warns when servers share a node. Run it after every citus_add_node. For pg_monitor.';
