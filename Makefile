@@ -47,27 +47,38 @@ snowflake--%.sql: src/sql/upgrade--%.sql $(SQL_SOURCES)
 $(OBJS): $(wildcard src/*.hpp)
 
 # --- Unit tests of the pure core (GoogleTest from Debian's libgtest-dev).
+# The test programs are built one object a source file (make -j compiles them side by side);
+# like the extension's, every object is rebuilt when any header changes.
 BUILD ?= build
+TEST_CXXFLAGS = -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc
 UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp src/encoding.cpp
+UNIT_OBJS = $(patsubst %.cpp,$(BUILD)/unit-objs/%.o,$(UNIT_SRCS))
 
-$(BUILD)/unit_tests: $(UNIT_SRCS) src/generator.hpp src/encoding.hpp
-	@mkdir -p $(BUILD)
-	$(CXX) -std=c++17 -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc -o $@ $(UNIT_SRCS) \
-		-lgtest -lgtest_main -pthread
+$(UNIT_OBJS): $(wildcard src/*.hpp test/unit/*.hpp)
+$(BUILD)/unit-objs/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(TEST_CXXFLAGS) -c -o $@ $<
+
+$(BUILD)/unit_tests: $(UNIT_OBJS)
+	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
 
 unitcheck: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
 
 # --- Integration tests: real servers driven through libpqxx (Debian's libpqxx-dev).
 INTEGRATION_SRCS = $(wildcard test/integration/*.cpp) src/generator.cpp
+INTEGRATION_OBJS = $(patsubst %.cpp,$(BUILD)/integration-objs/%.o,$(INTEGRATION_SRCS))
 
 # libpqxx 8 (Debian sid) needs C++20; 6.4 and 7.x build as C++17 like the rest.
 INTEGRATION_STD = $(shell pkg-config --atleast-version=8 libpqxx && echo c++20 || echo c++17)
 
-$(BUILD)/integration_tests: $(INTEGRATION_SRCS) $(wildcard test/integration/*.hpp) src/generator.hpp
-	@mkdir -p $(BUILD)
-	$(CXX) -std=$(INTEGRATION_STD) -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc -o $@ $(INTEGRATION_SRCS) \
-		$(shell pkg-config --cflags --libs libpqxx) -lgtest -lgtest_main -pthread
+$(INTEGRATION_OBJS): $(wildcard src/*.hpp test/integration/*.hpp)
+$(BUILD)/integration-objs/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=$(INTEGRATION_STD) $(TEST_CXXFLAGS) $(shell pkg-config --cflags libpqxx) -c -o $@ $<
+
+$(BUILD)/integration_tests: $(INTEGRATION_OBJS)
+	$(CXX) -o $@ $^ $(shell pkg-config --libs libpqxx) -lgtest -lgtest_main -pthread
 
 # Run as a non-root user: it starts servers with initdb and pg_ctl under $(BUILD)/integration.
 integrationcheck: $(BUILD)/integration_tests

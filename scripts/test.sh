@@ -97,7 +97,7 @@ dist() {
     && /usr/bin/python3 "$ROOT/test/dist/check_dist.py" "$zip" "$(control_version)"
 }
 on_host && suite dist dist
-suite unit make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
+suite unit make -C "$ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
 suite regress run_regress
 # Every SQL block of README.md and docs/ against a preloaded server (test/docs/run_docs.py).
 docs() {
@@ -108,15 +108,39 @@ on_host && suite docs docs
 # The Debian package: built, checked, installed in place of make install, regress
 # against its files; it puts the make install back for the suites after it.
 on_host && suite package bash "$ROOT/test/package.sh"
-# libpqxx against real servers; built as root, run as postgres. The reservation's timing faults
-# (Waits.*, Transitions.*: slow and stopped writers, about 80 s) run on the host only: the matrix
-# runs every other test, which make the same PostgreSQL calls.
+# libpqxx against real servers; built as root, run as postgres. The reservation's timing tests
+# (SlowDisk.*, Waits.*, Transitions.*: slow and stopped writers, about 85 s) run alone, after the
+# others, and on the host only: the matrix runs every other test, which make the same PostgreSQL
+# calls. The others run in two shards at once (each test's server has a data directory and a Unix
+# socket of its own, and no TCP port), each shard's output printed when both are done.
+# GTEST_FILTER=... runs just those tests, in one process.
+INTEGRATION_TIMING=SlowDisk.*:Waits.*:Transitions.*
 integration() {
-  local filter=${GTEST_FILTER:-}
-  on_host || filter=${filter:--Waits.*:Transitions.*}
   postgres_dir integration
-  make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 "$BUILD/integration_tests" \
-    && as_postgres env ${filter:+GTEST_FILTER="$filter"} make -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" integrationcheck
+  make -C "$ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 "$BUILD/integration_tests" || return 1
+  [ -z "${GTEST_FILTER:-}" ] || { integration_tests; return; }
+  integration_shards 2 && { ! on_host || GTEST_FILTER=$INTEGRATION_TIMING integration_tests; }
+}
+# The integration tests GTEST_FILTER (and GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX) select, as postgres.
+integration_tests() {
+  as_postgres env GTEST_FILTER="${GTEST_FILTER:-*}" ${GTEST_TOTAL_SHARDS:+GTEST_TOTAL_SHARDS=$GTEST_TOTAL_SHARDS} \
+    ${GTEST_SHARD_INDEX:+GTEST_SHARD_INDEX=$GTEST_SHARD_INDEX} \
+    make -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" integrationcheck
+}
+# Every integration test but the timing ones, in $1 shards at once; fails if any shard fails.
+integration_shards() {
+  local n=$1 i pids=() status=0
+  for ((i = 0; i < n; i++)); do
+    GTEST_FILTER=-$INTEGRATION_TIMING GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i integration_tests \
+      >"$BUILD/integration/shard-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || status=1
+    echo "--- integration shard $((i + 1)) of $n"
+    cat "$BUILD/integration/shard-$i.log"
+  done
+  return $status
 }
 suite integration integration
 # Real drivers, ORMs and frameworks against a preloaded server (test/clients/run.sh). In the matrix,
