@@ -14,7 +14,7 @@ on_host() {
 require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
   libpqxx-dev pkg-config $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
-  $(on_host && echo git python3-jsonschema)
+  $(on_host && echo git python3-jsonschema debootstrap)
 require_readable_tree
 # A full disk fails suites far from its cause (initdb, tar): say up front how much room there is.
 on_host && echo "free disk space under $ROOT: $(df -h --output=avail "$ROOT" | tail -1 | tr -d ' ')"
@@ -33,11 +33,11 @@ selected() {
   return 1
 }
 
-# Runs one suite (the build always), timing it and counting the result.
+# Runs one suite (the build and the wait for the matrix's chroots always), timing it and counting the result.
 suite() {
   local name=$1 start=$SECONDS
   shift
-  [ "$name" = build ] || selected "$name" || return 0
+  [ "$name" = build ] || [ "$name" = matrix-chroots ] || selected "$name" || return 0
   ran+=("$name")
   echo "=== suite $name"
   if "$@"; then
@@ -79,6 +79,32 @@ check_metadata() {
   return $ok
 }
 
+
+# The matrix's chroots (debootstrap and packages: mostly downloads and dpkg, about 7 minutes from
+# scratch) are made in the background while the host's suites run; the matrix-chroots suite waits
+# for them before the first matrix suite and prints their log.
+MATRIX_TARGETS=()
+if on_host; then
+  selected matrix-pg17 || selected demo-pg17 && MATRIX_TARGETS+=(pg17)
+  selected matrix-pg18 && MATRIX_TARGETS+=(pg18)
+  selected matrix-pg19 && MATRIX_TARGETS+=(pg19)
+fi
+if [ ${#MATRIX_TARGETS[@]} -gt 0 ]; then
+  mkdir -p "$BUILD"
+  (
+    status=0
+    for target in "${MATRIX_TARGETS[@]}"; do bash "$ROOT/test/matrix.sh" "$target" --prepare || status=1; done
+    exit $status
+  ) >"$BUILD/matrix-chroots.log" 2>&1 &
+  CHROOTS_PID=$!
+fi
+# Waits for the background set-up of the matrix's chroots; fails as it failed.
+matrix_chroots() {
+  local status=0
+  wait "$CHROOTS_PID" || status=1
+  cat "$BUILD/matrix-chroots.log"
+  return $status
+}
 
 suite build build_and_install
 # Every later suite tests the build just made; without one, stop here.
@@ -190,6 +216,7 @@ on_host && suite demo-nonroot demo_nonroot
 # The same suites on PostgreSQL 17, 18 and 19, each in its Debian chroot (test/matrix.sh);
 # not from inside a chroot, where this script is what the matrix runs.
 if on_host; then
+  [ ${#MATRIX_TARGETS[@]} -eq 0 ] || suite matrix-chroots matrix_chroots
   suite matrix-pg17 bash "$ROOT/test/matrix.sh" pg17
   # The run command in the PostgreSQL 17 chroot, picking that major by itself.
   suite demo-pg17 bash "$ROOT/test/matrix.sh" pg17 --demo

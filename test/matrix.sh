@@ -10,8 +10,10 @@
 # chroot (with the vendored Citus source next to it) and runs scripts/test.sh there: build with
 # -Werror, install, then the unit, regress, libpqxx, clients, quick benchmark and server suites. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
-# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]
+# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]
 # --demo runs the run command (scripts/demo.sh) in the chroot instead, as a newcomer would.
+# --prepare only makes (or finishes) the chroots and installs their packages; the test command runs
+# it in the background while the host's suites run.
 # --bench runs the full benchmark suite (test/bench/bench.sh) in the chroot
 # instead of the tests, and copies its results to build/matrix/<target>/.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -41,13 +43,14 @@ CITUS_VENDOR=${SNOWFLAKE_CITUS_VENDOR:-$ROOT/../shared/vendor/citus}
 case "${1:-all}" in
   pg17 | pg18 | pg19) TARGETS=("$1") ;;
   all) TARGETS=(pg17 pg18 pg19) ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]" ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]" ;;
 esac
 case "${2:-}" in
   "") WHAT=suites ;;
   --bench) WHAT=bench ;;
   --demo) WHAT=demo ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo]" ;;
+  --prepare) WHAT=prepare ;;
+  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]" ;;
 esac
 require_root
 command -v git >/dev/null && git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
@@ -193,8 +196,11 @@ run_target() {
   step "debootstrap $suite" bootstrap "$dir" "$suite" &&
     mount_chroot "$dir" &&
     step "packages for PostgreSQL $major" provision "$dir" "$suite" "$major" &&
-    step "copy the working tree" copy_tree "$dir" &&
-    if [ "$WHAT" = bench ]; then
+    if [ "$WHAT" = prepare ]; then
+      true
+    elif ! step "copy the working tree" copy_tree "$dir"; then
+      false
+    elif [ "$WHAT" = bench ]; then
       step "benchmarks on PostgreSQL $major" run_bench "$dir" "$major"
     elif [ "$WHAT" = demo ]; then
       step "the run command on PostgreSQL $major" run_demo "$dir" "$major"
@@ -212,4 +218,4 @@ for target in "${TARGETS[@]}"; do
   run_target "$target" || failed+=("$target")
 done
 [ ${#failed[@]} -eq 0 ] || die "matrix failed: ${failed[*]}"
-echo "matrix passed: ${TARGETS[*]}"
+if [ "$WHAT" = prepare ]; then echo "chroots ready: ${TARGETS[*]}"; else echo "matrix passed: ${TARGETS[*]}"; fi
