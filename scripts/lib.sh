@@ -6,6 +6,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$ROOT/build
+# The vendored Citus source (shared/vendor/citus/ next to the checkout), which the citus suite builds
+# and the version matrix copies into its chroots.
+CITUS_VENDOR=${SNOWFLAKE_CITUS_VENDOR:-$ROOT/../shared/vendor/citus}
 # The PostgreSQL majors snowflake supports: tested on 15, 17, 18 and 19 (the matrix covers those the
 # host lacks); 16 is reviewed, since Debian ships no package of it.
 SUPPORTED_MAJORS="15 16 17 18 19"

@@ -16,8 +16,12 @@ ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$P
   libpqxx-dev pkg-config $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
   $(on_host && echo git python3-jsonschema debootstrap)
 require_readable_tree
+# The free disk space where the checkout lives, such as 56G.
+free_space() {
+  df -h --output=avail "$ROOT" | tail -1 | tr -d ' '
+}
 # A full disk fails suites far from its cause (initdb, tar): say up front how much room there is.
-on_host && echo "free disk space under $ROOT: $(df -h --output=avail "$ROOT" | tail -1 | tr -d ' ')"
+on_host && echo "free disk space under $ROOT: $(free_space)"
 
 passed=0
 failed=0
@@ -80,6 +84,12 @@ check_metadata() {
 }
 
 
+suite build build_and_install
+# Every later suite tests the build just made; without one, stop here.
+if [ $failed -ne 0 ]; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 # The matrix's chroots (debootstrap and packages: mostly downloads and dpkg, about 7 minutes from
 # scratch) are made in the background while the host's suites run; the matrix-chroots suite waits
 # for them before the first matrix suite and prints their log.
@@ -106,12 +116,6 @@ matrix_chroots() {
   return $status
 }
 
-suite build build_and_install
-# Every later suite tests the build just made; without one, stop here.
-if [ $failed -ne 0 ]; then
-  echo "0 passed, 1 failed"
-  exit 1
-fi
 suite symbols check_symbols
 suite metadata check_metadata
 # make dist, then the zip's contents and META.json against the PGXN Meta Spec.
@@ -235,7 +239,7 @@ for name in "${SELECTED[@]}"; do
 done
 
 echo
-on_host && echo "free disk space under $ROOT at the end: $(df -h --output=avail "$ROOT" | tail -1 | tr -d ' ')"
+on_host && echo "free disk space under $ROOT at the end: $(free_space)"
 [ $failed -eq 0 ] || echo "failed suites: ${failures[*]}"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -37,8 +37,6 @@ chroot_packages() {
     $([ "$1" -ge 18 ] && echo libcurl4-openssl-dev) \
     $([ "$1" -ge 19 ] || echo "postgresql-$1-partman libicu-dev libkrb5-dev liblz4-dev libzstd-dev")
 }
-# The vendored Citus source, which the citus suite builds (test/servers/citus.sh reads the same variable).
-CITUS_VENDOR=${SNOWFLAKE_CITUS_VENDOR:-$ROOT/../shared/vendor/citus}
 
 case "${1:-all}" in
   pg17 | pg18 | pg19) TARGETS=("$1") ;;
@@ -196,17 +194,14 @@ run_target() {
   step "debootstrap $suite" bootstrap "$dir" "$suite" &&
     mount_chroot "$dir" &&
     step "packages for PostgreSQL $major" provision "$dir" "$suite" "$major" &&
-    if [ "$WHAT" = prepare ]; then
-      true
-    elif ! step "copy the working tree" copy_tree "$dir"; then
-      false
-    elif [ "$WHAT" = bench ]; then
-      step "benchmarks on PostgreSQL $major" run_bench "$dir" "$major"
-    elif [ "$WHAT" = demo ]; then
-      step "the run command on PostgreSQL $major" run_demo "$dir" "$major"
-    else
-      step "test suites on PostgreSQL $major" run_suites "$dir" "$major"
-    fi
+    { [ "$WHAT" = prepare ] || {
+      step "copy the working tree" copy_tree "$dir" &&
+        case $WHAT in
+          bench) step "benchmarks on PostgreSQL $major" run_bench "$dir" "$major" ;;
+          demo) step "the run command on PostgreSQL $major" run_demo "$dir" "$major" ;;
+          *) step "test suites on PostgreSQL $major" run_suites "$dir" "$major" ;;
+        esac
+    }; }
   local status=$?
   # The suites passed: their build directory (servers' data, about 3 GB) goes; a failure keeps it.
   [ $status -ne 0 ] || [ "$WHAT" != suites ] || rm -rf --one-file-system "$dir/srv/snowflake/build"
