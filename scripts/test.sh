@@ -54,19 +54,18 @@ suite() {
   fi
 }
 
-# The library exports its SQL entry points, the magic block and _PG_init unmangled.
+# The library exports unmangled the magic block, _PG_init, the background workers' entry points, and
+# every C function an install or upgrade script names (AS 'MODULE_PATHNAME', 'name') with its pg_finfo_.
 check_symbols() {
-  local symbols missing=0 sym
+  local symbols missing=0 sym functions
   symbols=$(nm -D --defined-only "$ROOT/snowflake.so" | awk '{print $3}')
-  for sym in Pg_magic_func _PG_init snowflake_nextval snowflake_lastval snowflake_timestamp snowflake_parse snowflake_inject_clock_offset snowflake_stats \
-    snowflake_min_id snowflake_max_id snowflake_id_range snowflake_between snowflake_between_support snowflake_backfill_id \
-    snowflake_to_base32 snowflake_to_base62 snowflake_to_hex snowflake_from_base32 snowflake_from_base62 snowflake_from_hex \
-    snowflake_timestamp_layout snowflake_parse_layout snowflake_layout snowflake_nextval_block \
-    snowflake_reservation snowflake_state snowflake_inject_write_delay snowflake_renewer_main \
-    pg_finfo_snowflake_nextval pg_finfo_snowflake_timestamp pg_finfo_snowflake_parse \
-    pg_finfo_snowflake_inject_clock_offset pg_finfo_snowflake_stats; do
+  functions=$(cat "$ROOT"/src/sql/*.sql "$ROOT"/snowflake--*.sql | sed -n "s/.*'MODULE_PATHNAME', *'\([a-z_0-9]*\)'.*/\1/p" | sort -u)
+  [ -n "$functions" ] || { echo "no C function found in the SQL scripts"; return 1; }
+  for sym in Pg_magic_func _PG_init $(grep -o 'bgw_function_name), "[a-z_]*"' "$ROOT"/src/*.cpp | cut -d'"' -f2) \
+    $functions $(sed 's/^/pg_finfo_/' <<<"$functions"); do
     grep -qx "$sym" <<<"$symbols" || { echo "missing unmangled symbol: $sym"; missing=1; }
   done
+  echo "$(wc -w <<<"$functions") C functions, each with its pg_finfo_, and the entry points: all exported"
   return $missing
 }
 

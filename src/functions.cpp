@@ -1,14 +1,16 @@
 // The SQL-callable entry points, as thin extern "C" shells: argument checks
-// and Datum conversion here, generation in shmem.cpp, bit layout in the core.
+// and Datum conversion here, generation in issuing.cpp, bit layout in the core.
 // The one-argument decode functions depend only on their argument,
 // snowflake.epoch and snowflake.layout, which cannot change while the server
 // runs (and are the fixed defaults when snowflake is not preloaded); the
 // explicit-layout ones depend only on their arguments. That is what makes them
 // IMMUTABLE (docs/functions.md, "Why the decode functions are IMMUTABLE").
 #include "encoding.hpp"
-#include "pg_boundary.hpp"
+#include "faults.hpp"
+#include "issuing.hpp"
 #include "reservation.hpp"
-#include "state_file.hpp"
+#include "restart.hpp"
+#include "stats.hpp"
 #include "time_range.hpp"
 
 namespace snowflake {

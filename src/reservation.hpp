@@ -31,27 +31,16 @@
 #pragma once
 
 #include "shmem.hpp"
+#include "state_file.hpp"
 
 namespace snowflake {
 
 // The policy the settings describe, with the lead the write latency estimate sizes now.
 Policy policy_now(SharedState &state) noexcept;
 
-// Sets up a new state from snowflake.state, at server start in the postmaster: the recorded
-// reservation becomes a floor, with its timeline and write latency; or, if the file disagrees or
-// cannot be read, the reason the generator must refuse. Puts this server on record in the file when
-// it has none, one of an older version, or another cluster's.
-void recover_reservation(SharedState &state);
-
-// Where a start's floor came from, in words ("the reservation recorded in "snowflake.state"", ...).
-const char *floor_origin(StartFloor floor) noexcept;
-
-// Raises the ERROR of a generator that its start found unable to run (Blocked), if it is.
-void check_not_blocked(const SharedState &state);
-
-// At the postmaster's exit: after a clean shutdown (as pg_control records it), lowers the
-// reservation on disk to the exact last ID. After a crash or an immediate stop it writes nothing.
-void record_last_id_at_exit(SharedState &state, int exit_code);
+// The state file's record of this server: its layout, a reservation up to reserved_tick made on
+// timeline, the write latency estimate now.
+StateRecord record_for(SharedState &state, int64_t reserved_tick, uint32_t timeline) noexcept;
 
 // How long one call waits for a reservation in all, for another process's write or for its own
 // writes to outlast what they reserve: the longest lead. A write of its own, once begun, runs to

@@ -1,84 +1,24 @@
-// The shared generator (see shmem.hpp for the struct and its locking
-// protocol): the request and startup hooks that create it (recovering the
-// durable reservation, reservation.hpp), the postmaster's publication of the
-// node and its last word at shutdown, the test-only faults, and next_id(),
-// which takes the lock for one core step and then turns the step's outcome
-// into an ID, a sleep, a reservation write, a log line or an ERROR.
+// The shared generator's memory (see shmem.hpp for the struct and its
+// locking protocol): the request and startup hooks that create it and hand it
+// to what fills it in, the postmaster's exit hook, the publication of the node,
+// and the small shared helpers: the state last seen, the monotonic clock, and
+// the wait events.
 #include "shmem.hpp"
 
-#include "reservation.hpp"
-
-#include <algorithm>
-
 namespace snowflake {
+
+SharedState *shared_state = nullptr;
+
 namespace {
 
 constexpr const char *kName = "snowflake"; // shared struct and LWLock tranche
 
-SharedState *shared = nullptr;
-
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
 shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
+OnCreate on_create = nullptr;
+OnExit on_exit = nullptr;
 
-// How long one call may wait for the clock in all before it gives up: the longest legitimate wait
-// (the drift bound plus one lead past a restart's floor) and a second of grace. A call told to wait
-// longer sees a clock that is stuck or keeps stepping back.
-int64_t max_wait_ms(const Policy &policy) noexcept {
-	return policy.max_drift_ms + policy.lead_ms + 1000;
-}
-
-// The largest clock offset a test may inject, either way: 100 years; and the longest write delay: a minute.
-constexpr int64_t kMaxClockOffsetMs = int64_t{100} * 36525 * 24 * 3600 * 10;
-constexpr int64_t kMaxWriteDelayMs = 60000;
-
-// The Readiness of a generator its start found unable to run, else Ok.
-Readiness blocked_readiness(const SharedState &state) noexcept {
-	switch (state.blocked) {
-	case Blocked::StateDamaged:
-		return Readiness::StateDamaged;
-	case Blocked::StateUnreadable:
-		return Readiness::StateUnreadable;
-	case Blocked::LayoutChanged:
-		return state.recorded_epoch_ms != epoch_ms ? Readiness::EpochChanged : Readiness::LayoutChanged;
-	case Blocked::No:
-		break;
-	}
-	return Readiness::Ok;
-}
-
-// What a step that neither issued nor waited means for callers.
-Readiness readiness_of(const Step &step, int32_t node, const Policy &policy) noexcept {
-	switch (step.status) {
-	case Status::NodeInvalid:
-		return node >= 0 && node == policy.reserved_node ? Readiness::NodeReserved : Readiness::NodeUnset;
-	case Status::ClockBehind:
-		return Readiness::ClockBehind;
-	case Status::BeforeEpoch:
-		return Readiness::ClockBeforeEpoch;
-	case Status::TimeExhausted:
-		return Readiness::TimeRunOut;
-	case Status::Issued:
-	case Status::Reserve:
-	case Status::Wait:
-		break;
-	}
-	return Readiness::Ok;
-}
-
-// When a ClockBehind step's refusals end by themselves, the clock running on, in Unix ms of the system
-// clock (the generator's, moved by offset_ms, reaches it offset_ms earlier): when the lag behind the
-// last ID is within the drift bound, or the next ID above the floor within borrowing.
-int64_t resume_unix_ms(const GeneratorState &generator, const Step &step, const Policy &policy,
-                       int64_t offset_ms) noexcept {
-	const Layout &layout = policy.layout;
-	const int64_t tick =
-	    step.behind_floor
-	        ? generator.floor_tick + 1 - (policy.clock == ClockPolicy::Borrow ? policy.max_drift_ticks() : 0)
-	        : (generator.last_id >> layout.time_shift()) - policy.max_lag_ticks();
-	return layout.unix_ms_of(tick, policy.epoch_ms) - offset_ms;
-}
-
-// Sets up a new state: every field as at a fresh start, then what the state file says.
+// Sets up a new state: every field as at a fresh start, then what on_create finds on disk.
 void initialise(SharedState &state) {
 	state.lock = &GetNamedLWLockTranche(kName)->lock;
 	state.system_identifier = GetSystemIdentifier();
@@ -107,9 +47,9 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u64(&state.renewals, 0);
 	pg_atomic_init_u64(&state.caller_writes, 0);
 	pg_atomic_init_u64(&state.caller_waits, 0);
-	recover_reservation(state);
-	pg_atomic_init_u32(&state.seen_state, static_cast<uint32>(blocked_readiness(state)));
+	pg_atomic_init_u32(&state.seen_state, static_cast<uint32>(Readiness::Ok));
 	pg_atomic_init_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
+	on_create(state);
 }
 
 extern "C" {
@@ -122,271 +62,40 @@ static void snowflake_shmem_request(void) {
 	RequestNamedLWLockTranche(kName, 1);
 }
 
-// on_shmem_exit in the postmaster: its last word on the reservation (reservation.hpp).
+// on_shmem_exit in the postmaster: its last word on disk (on_exit).
 static void snowflake_shmem_exit(int code, Datum) {
-	if (shared == nullptr)
+	if (shared_state == nullptr)
 		return;
-	record_last_id_at_exit(*shared, code);
-	shared = nullptr;
+	on_exit(*shared_state, code);
+	shared_state = nullptr;
 }
 
 // shmem_startup_hook: attaches to the state, creating it if new.
 static void snowflake_shmem_startup(void) {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	shared = nullptr;
+	shared_state = nullptr;
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	bool found = false;
 	auto *state = static_cast<SharedState *>(ShmemInitStruct(kName, sizeof(SharedState), &found));
 	if (!found)
 		initialise(*state);
 	LWLockRelease(AddinShmemInitLock);
-	shared = state;
+	shared_state = state;
 	if (!IsUnderPostmaster)
 		on_shmem_exit(snowflake_shmem_exit, 0);
 }
 
 } // extern "C"
 
-// Waits with no lock held until the generator's clock reads until_us (plan_clock_wait: a long
-// wait on the latch, a short one slept, then spun on that same clock, so it ends in the tick it
-// waits for and not a µs before), then honours cancel and timeouts; a signal cuts it short.
-void wait_for_clock(SharedState &state, int64_t until_us) {
-	const ClockWait plan = plan_clock_wait(until_us - generator_clock_us(state));
-	const uint32 event = wait_event(WaitFor::Clock);
-	if (plan.on_latch) {
-		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-		                static_cast<long>((plan.sleep_us + 999) / 1000), event);
-		ResetLatch(MyLatch);
-	} else {
-		pgstat_report_wait_start(event);
-		if (plan.sleep_us > 0)
-			pg_usleep(static_cast<long>(plan.sleep_us));
-		while (!InterruptPending && generator_clock_us(state) < until_us)
-			; // the last kClockSpinUs at most: a sleep would overshoot the tick
-		pgstat_report_wait_end();
-	}
-	CHECK_FOR_INTERRUPTS();
-}
+} // namespace
 
-// Raises the ERROR of a step whose clock lags the last ID or the floor of this run by more than allowed.
-[[noreturn]] void raise_clock_behind(const Step &step, const Policy &policy, int64_t resume_ms, StartFloor start_floor) {
-	const long long behind_ms = step.drift_ticks * policy.layout.unit_ms;
-	const long long in_s = std::max<int64_t>(0, (resume_ms - unix_now_ms() + 999) / 1000);
-	const char *resume = timestamptz_to_str(unix_ms_to_timestamptz(resume_ms));
-	if (!step.behind_floor)
-		ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
-		                errmsg("system clock is %lld ms behind the last snowflake ID issued", behind_ms),
-		                errdetail("snowflake.max_clock_drift allows %lld ms.",
-		                          static_cast<long long>(policy.max_drift_ms)),
-		                errhint("IDs resume by themselves at about %s (in %lld s), once the clock catches up. "
-		                        "If the clock is wrong, correct it; snowflake.max_clock_drift sets how large a "
-		                        "step is ridden out.",
-		                        resume, in_s)));
-	ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
-	                errmsg("system clock is %lld ms behind the time snowflake IDs must start above", behind_ms),
-	                errdetail("That floor is %s; snowflake.max_clock_drift allows %lld ms.",
-	                          start_floor == StartFloor::None ? "the clock of the first ID on a new timeline plus "
-	                                                            "snowflake.max_clock_drift"
-	                                                          : floor_origin(start_floor),
-	                          static_cast<long long>(policy.max_drift_ms)),
-	                errhint("IDs resume by themselves at about %s (in %lld s), once the clock catches up. If the "
-	                        "clock is wrong, correct it.",
-	                        resume, in_s)));
-	pg_unreachable();
-}
-
-// Raises the ERROR for a step that can neither issue nor wait; resume_ms says when a ClockBehind
-// step's refusals end (resume_unix_ms), start_floor where the floor it lags came from.
-[[noreturn]] void raise_step_error(const Step &step, int32_t node, const Policy &policy, int64_t resume_ms,
-                                   StartFloor start_floor) {
-	switch (step.status) {
-	case Status::NodeInvalid:
-		if (node < 0)
-			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.node is not set"),
-			                errdetail("Every server that generates snowflake IDs needs a node ID of its own."),
-			                errhint("Add \"snowflake.node = N\" to postgresql.conf, with an N from 0 to %d that no "
-			                        "other server uses, then reload the configuration.",
-			                        policy.layout.max_node())));
-		if (node == policy.reserved_node)
-			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			                errmsg("snowflake.node %d is reserved for backfilled IDs by snowflake.backfill_node", node),
-			                errhint("Give this server another node, or reserve another node for backfill.")));
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("snowflake.node %d is out of range for snowflake.layout \"%s\"", node,
-		                       layout_setting.name),
-		                errhint("Set snowflake.node to a value from 0 to %d.", policy.layout.max_node())));
-	case Status::ClockBehind:
-		raise_clock_behind(step, policy, resume_ms, start_floor);
-	case Status::BeforeEpoch:
-		ereport(ERROR,
-		        (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-		         errmsg("system clock reads a time before snowflake.epoch"),
-		         errdetail("snowflake.epoch is %lld ms after 1970-01-01 UTC.", static_cast<long long>(policy.epoch_ms)),
-		         errhint("Correct the system clock.")));
-	case Status::TimeExhausted:
-		ereport(ERROR,
-		        (errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED), errmsg("snowflake IDs have run out of time"),
-		         errdetail("The %d-bit time field counted from snowflake.epoch ends at %s.", policy.layout.time_bits,
-		                   timestamptz_to_str(unix_ms_to_timestamptz(
-		                       policy.layout.unix_ms_of(policy.layout.max_time(), policy.epoch_ms)))),
-		         errhint("Check the system clock; if it is right, this ID space is used up.")));
-	case Status::Issued:
-	case Status::Reserve:
-	case Status::Wait:
-		break;
-	}
-	elog(ERROR, "snowflake: unexpected generator status %d", static_cast<int>(step.status));
-}
-
-// On the first step since start: if the state file was written on another WAL timeline (this server
-// was promoted, or restored with PITR, since) or there is no file on a timeline past the first, an
-// old primary with this node may have issued IDs the file does not cover, up to max_clock_drift
-// ahead of its clock; sets a floor above that and returns it, else -1. The next reservation
-// records the current timeline, so a restart before it owes the floor again.
-int64_t settle_timeline(SharedState &state, const Policy &policy, int64_t clock) {
-	if (state.timeline_checked)
-		return -1;
-	state.timeline_checked = 1;
-	const uint32_t current = GetWALInsertionTimeLine();
-	const bool owed = state.timeline != current && (state.timeline != 0 || current > 1);
-	state.timeline = current;
-	if (!owed)
-		return -1;
-	const int64_t floor_tick = policy.layout.tick_of(clock, policy.epoch_ms) + policy.max_drift_ticks();
-	state.generator.resume_above(floor_tick);
-	return floor_tick;
-}
-
-// What one locked step saw and decided.
-struct LockedStep {
-	Step step;
-	int32_t node;           // the node it used
-	int64_t clock_us;       // the clock reading, in Unix microseconds
-	int64_t promoted_floor; // the floor (a tick) it set after a change of timeline, or -1
-	int64_t resume_ms;      // ClockBehind: when its refusals end by themselves (resume_unix_ms)
-};
-
-// One generator step for count IDs under the lock. When the reservation is spent, this call writes
-// the next one or waits for the process writing it (reserve_or_wait, without the lock); then steps again.
-LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
-	int64_t promoted_floor = -1;
-	int64_t regressed = 0;
-	ReservationWait wait;
-	for (;;) {
-		CHECK_FOR_INTERRUPTS(); // no lock held: a cancel ends a call that keeps finding the reservation spent
-		LWLockAcquire(state.lock, LW_EXCLUSIVE);
-		policy.lead_ms = reservation_lead_ms(static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us)));
-		const int32_t node = node_in_effect(state);
-		const int64_t clock_us = generator_clock_us(state);
-		const int64_t clock = clock_us / 1000;
-		if (const int64_t floor = settle_timeline(state, policy, clock); floor >= 0)
-			promoted_floor = floor;
-		Step step = state.generator.next(clock, node, policy, count);
-		regressed = std::max(regressed, step.regressed_ticks);
-		step.regressed_ticks = regressed;
-		if (step.status != Status::Reserve) {
-			const int64_t resume_ms =
-			    step.status == Status::ClockBehind ? resume_unix_ms(state.generator, step, policy, clock_offset_ms(state)) : -1;
-			LWLockRelease(state.lock);
-			return LockedStep{step, node, clock_us, promoted_floor, resume_ms};
-		}
-		reserve_or_wait(state, step.reserve_tick, wait); // releases the lock
-	}
-}
-
-// The next count IDs the long way: every check, every step kind, waits, logging and errors; it sizes
-// the reservation lead itself, off the fast path.
-int64_t next_ids_slowly(SharedState &state, int32_t count) {
-	const Policy policy = policy_now(state);
-	if (RecoveryInProgress()) {
-		note_state(state, Readiness::Recovery);
-		ereport(ERROR,
-		        (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION), errmsg("cannot generate snowflake IDs during recovery"),
-		         errdetail("A standby shares its primary's node ID, so IDs it made could repeat the primary's."),
-		         errhint("Generate IDs on the primary. After promotion, give this server a snowflake.node "
-		                 "of its own.")));
-	}
-	check_not_blocked(state);
-	int64_t give_up_at = -1;
-	for (;;) {
-		const auto [step, node, clock_us, promoted_floor, resume_ms] = locked_step(state, policy, count);
-
-		if (promoted_floor >= 0)
-			ereport(LOG, (errmsg("snowflake: first ID on a new timeline (after promotion or point-in-time recovery); "
-			                     "IDs start above %s, clear of any an old primary issued ahead of its clock",
-			                     timestamptz_to_str(unix_ms_to_timestamptz(
-			                         policy.layout.unix_ms_of(promoted_floor, policy.epoch_ms))))));
-		if (step.regressed_ticks > 0)
-			ereport(LOG, (errmsg("snowflake: system clock moved backwards by %lld ms",
-			                     static_cast<long long>(step.regressed_ticks * policy.layout.unit_ms))));
-		if (step.status == Status::Issued) {
-			if (step.previous_node >= 0 && step.previous_node != node)
-				ereport(LOG, (errmsg("snowflake: node changed from %d to %d", step.previous_node, node)));
-			return step.id;
-		}
-		if (step.status != Status::Wait) {
-			const Readiness refusal = readiness_of(step, node, policy);
-			if (note_state(state, refusal) && refusal == Readiness::ClockBehind)
-				ereport(LOG, (errmsg("snowflake: refusing IDs until about %s (for %lld s): the clock is %lld ms "
-				                     "behind %s",
-				                     timestamptz_to_str(unix_ms_to_timestamptz(resume_ms)),
-				                     static_cast<long long>(std::max<int64_t>(0, (resume_ms - unix_now_ms()) / 1000)),
-				                     static_cast<long long>(step.drift_ticks * policy.layout.unit_ms),
-				                     step.behind_floor ? "the floor of this run" : "the last ID issued")));
-			raise_step_error(step, node, policy, resume_ms, state.start_floor);
-		}
-		const int64_t started = monotonic_us();
-		if (give_up_at < 0)
-			give_up_at = started + max_wait_ms(policy) * 1000;
-		if (started >= give_up_at) {
-			note_state(state, Readiness::ClockBehind);
-			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
-			                errmsg("system clock did not advance past the last snowflake ID in %lld ms",
-			                       static_cast<long long>(max_wait_ms(policy))),
-			                errhint("Check the system clock: it may be stopped or stepping backwards.")));
-		}
-		// Until the clock reaches the tick the step waits for.
-		const int64_t now_tick = policy.layout.tick_of(clock_us / 1000, policy.epoch_ms);
-		wait_for_clock(state, policy.layout.unix_ms_of(now_tick + step.wait_ticks, policy.epoch_ms) * 1000);
-		pg_atomic_fetch_add_u64(&state.waits, 1);
-		pg_atomic_fetch_add_u64(&state.wait_us, static_cast<uint64>(monotonic_us() - started));
-	}
-}
-
-// ERROR unless fault injection is on (a test server) and the caller is a superuser.
-void check_fault_injection() {
-	if (!fault_injection_enabled)
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake fault injection is disabled"),
-		         errhint("Only a test server may set snowflake.fault_injection = on, and it takes a restart.")));
-	if (!superuser())
-		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-		                errmsg("only a superuser may inject faults into the snowflake generator")));
-}
-
-// The ERROR of a function that needs the shared state when snowflake is not preloaded; kept out of
-// line, so that the check before every ID is a test and a branch.
-[[noreturn]] pg_noinline void refuse_unpreloaded() {
+void refuse_unpreloaded() {
 	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 	                errmsg("snowflake must be loaded via shared_preload_libraries"),
 	                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
 	                        "server.")));
 	pg_unreachable();
-}
-
-// preloaded(), inlined where it is called in this file: a symbol exported from a shared library is
-// never inlined (it could be interposed), and next_id() should not pay a call for the check.
-SharedState &attached() {
-	if (unlikely(shared == nullptr))
-		refuse_unpreloaded();
-	return *shared;
-}
-
-} // namespace
-
-SharedState &preloaded() {
-	return attached();
 }
 
 bool note_state(SharedState &state, Readiness r) noexcept {
@@ -395,38 +104,6 @@ bool note_state(SharedState &state, Readiness r) noexcept {
 		return false;
 	pg_atomic_write_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
 	return true;
-}
-
-const char *state_text(Readiness r) noexcept {
-	switch (r) {
-	case Readiness::Ok:
-		return "ok";
-	case Readiness::StateDamaged:
-		return "state file damaged";
-	case Readiness::StateUnreadable:
-		return "state file unreadable";
-	case Readiness::EpochChanged:
-		return "epoch changed";
-	case Readiness::LayoutChanged:
-		return "layout changed";
-	case Readiness::Recovery:
-		return "recovery";
-	case Readiness::NodeUnset:
-		return "node unset";
-	case Readiness::NodeReserved:
-		return "node reserved";
-	case Readiness::ClockBeforeEpoch:
-		return "clock before epoch";
-	case Readiness::TimeRunOut:
-		return "time run out";
-	case Readiness::ClockBehind:
-		return "clock behind";
-	case Readiness::WriteStalled:
-		return "reservation write stalled";
-	case Readiness::WriteFailing:
-		return "reservation write failing";
-	}
-	return "unknown";
 }
 
 int64_t monotonic_us() noexcept {
@@ -450,7 +127,9 @@ uint32 wait_event(WaitFor what) {
 #endif
 }
 
-void install_shmem_hooks() {
+void install_shmem_hooks(OnCreate create, OnExit exit) {
+	on_create = create;
+	on_exit = exit;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowflake_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
@@ -458,139 +137,8 @@ void install_shmem_hooks() {
 }
 
 void publish_node(int node) noexcept {
-	if (shared != nullptr && !IsUnderPostmaster)
-		pg_atomic_write_u32(&shared->node, static_cast<uint32>(node));
-}
-
-void inject_clock_offset(int64_t offset_ms) {
-	check_fault_injection();
-	if (offset_ms < -kMaxClockOffsetMs || offset_ms > kMaxClockOffsetMs)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("clock offset %lld ms is out of range", static_cast<long long>(offset_ms)),
-		                errhint("Use an offset within 100 years (%lld ms) either way.",
-		                        static_cast<long long>(kMaxClockOffsetMs))));
-	SharedState &state = attached(); // fault_injection is defined only while preloading
-	pg_atomic_write_u64(&state.clock_offset_ms, static_cast<uint64>(offset_ms));
-	ereport(WARNING, (errmsg("snowflake: fault injected: the ID generator's clock is now offset by %lld ms",
-	                         static_cast<long long>(offset_ms)),
-	                  errdetail("Every backend of this server generates IDs with the moved clock.")));
-}
-
-void inject_write_delay(int64_t delay_ms) {
-	check_fault_injection();
-	if (delay_ms < 0 || delay_ms > kMaxWriteDelayMs)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("write delay %lld ms is out of range", static_cast<long long>(delay_ms)),
-		                errhint("Use a delay from 0 to %lld ms.", static_cast<long long>(kMaxWriteDelayMs))));
-	SharedState &state = attached();
-	pg_atomic_write_u64(&state.write_delay_ms, static_cast<uint64>(delay_ms));
-	ereport(WARNING, (errmsg("snowflake: fault injected: every reservation write now takes %lld ms longer",
-	                         static_cast<long long>(delay_ms))));
-}
-
-int64_t next_id() {
-	SharedState &state = attached();
-	const Policy policy = current_policy();
-	// The common case under the lock, and nothing else: once this server has issued an ID (so it
-	// is not a standby, not blocked, and has settled its timeline), one more in the same or a
-	// later millisecond needs no Step, no logging and no reservation.
-	LWLockAcquire(state.lock, LW_EXCLUSIVE);
-	int64_t id;
-	const bool issued =
-	    state.generator.issue_fast(unix_now_ms() + clock_offset_ms(state), node_in_effect(state), policy, id);
-	LWLockRelease(state.lock);
-	return issued ? id : next_ids_slowly(state, 1);
-}
-
-IdBlock next_block(int64_t count) {
-	SharedState &state = attached();
-	const Policy policy = current_policy();
-	const int32_t most = policy.layout.max_seq() + 1;
-	if (count < 1 || count > most)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("a block of snowflake IDs must hold 1 to %d IDs, not %lld", most,
-		                static_cast<long long>(count)),
-		         errdetail("A block is consecutive sequence numbers of one tick, and snowflake.layout \"%s\" has "
-		                   "%d of them.",
-		                   layout_setting.name, most),
-		         errhint("Ask for at most %d IDs per call, and call again for more.", most)));
-	const int64_t first = next_ids_slowly(state, static_cast<int32_t>(count));
-	return IdBlock{first, first + count - 1};
-}
-
-LayoutSpec decoding_layout() {
-	if (shared != nullptr && shared->blocked == Blocked::LayoutChanged)
-		check_not_blocked(*shared);
-	if (epoch_ms < 0)
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("snowflake.epoch or snowflake.layout is set, but snowflake is not loaded via "
-		                       "shared_preload_libraries"),
-		                errdetail("Without preloading, nothing keeps them fixed, so only the default epoch "
-		                          "(1288834974657) and layout (twitter) can be decoded."),
-		                errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the "
-		                        "server, or decode with an explicit layout: snowflake_parse(id, 'layout').")));
-	return LayoutSpec{layout_setting.layout, epoch_ms, true, layout_setting.name};
-}
-
-Stats read_stats() {
-	SharedState &state = attached();
-	Stats snap{};
-	Policy policy = current_policy();
-	LWLockAcquire(state.lock, LW_SHARED);
-	snap.node = node_in_effect(state);
-	snap.blocked = state.blocked;
-	snap.recorded_epoch_ms = state.recorded_epoch_ms;
-	snap.generator = state.generator;
-	snap.clock_offset_ms = clock_offset_ms(state);
-	snap.write_latency_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us));
-	const int64_t clock_ms = generator_clock_us(state) / 1000;
-	LWLockRelease(state.lock);
-	snap.lead_ms = reservation_lead_ms(snap.write_latency_us);
-	snap.waits = static_cast<int64_t>(pg_atomic_read_u64(&state.waits));
-	snap.wait_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.wait_us)) / 1000;
-	snap.renewals = static_cast<int64_t>(pg_atomic_read_u64(&state.renewals));
-	snap.caller_writes = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_writes));
-	snap.caller_waits = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_waits));
-
-	// Whether a call could issue an ID now: the checks it makes first, then the step it would take,
-	// taken on a copy of the generator, and for a step that needs a reservation, how writing goes.
-	policy.lead_ms = snap.lead_ms;
-	snap.resumes_unix_ms = -1;
-	snap.state = blocked_readiness(state);
-	snap.write_errno = state.state_errno;
-	if (snap.state == Readiness::Ok && RecoveryInProgress())
-		snap.state = Readiness::Recovery;
-	if (snap.state == Readiness::Ok) {
-		GeneratorState copy = snap.generator;
-		const Step step = copy.next(clock_ms, snap.node, policy, 1);
-		snap.state = readiness_of(step, snap.node, policy);
-		if (step.status == Status::Wait && step.wait_ticks * policy.layout.unit_ms > max_wait_ms(policy))
-			snap.state = Readiness::ClockBehind; // a call would give up waiting
-		if (snap.state == Readiness::ClockBehind) {
-			snap.behind_ms = step.drift_ticks * policy.layout.unit_ms;
-			snap.behind_floor = step.behind_floor || step.status == Status::Wait;
-			snap.start_floor = state.start_floor;
-			snap.resumes_unix_ms = resume_unix_ms(snap.generator, step, policy, snap.clock_offset_ms);
-		}
-		const bool writing = pg_atomic_read_u32(&state.writing) != 0;
-		const int64_t write_ms = (monotonic_us() - static_cast<int64_t>(pg_atomic_read_u64(&state.write_started_us))) / 1000;
-		if (step.status == Status::Reserve && writing && write_ms > kReservationWaitMs) {
-			snap.state = Readiness::WriteStalled;
-			snap.writer_pid = static_cast<int32_t>(pg_atomic_read_u32(&state.writer_pid));
-			snap.state_since_us = unix_now_us() - write_ms * 1000;
-		} else if (step.status == Status::Reserve && snap.write_latency_us >= kReservationWaitMs * 1000) {
-			snap.state = Readiness::WriteStalled; // writes end, but later than a call waits for one
-		} else if (step.status == Status::Reserve && !writing && pg_atomic_read_u32(&state.write_errno) != 0) {
-			snap.state = Readiness::WriteFailing;
-			snap.write_errno = static_cast<int32_t>(pg_atomic_read_u32(&state.write_errno));
-			snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_failed_at_us));
-		}
-	}
-	note_state(state, snap.state);
-	if (snap.state_since_us == 0)
-		snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.seen_since_us));
-	return snap;
+	if (shared_state != nullptr && !IsUnderPostmaster)
+		pg_atomic_write_u32(&shared_state->node, static_cast<uint32>(node));
 }
 
 } // namespace snowflake

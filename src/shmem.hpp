@@ -1,9 +1,10 @@
 // The server's one generator, in shared memory: the struct every backend,
 // parallel worker and the renewal worker share, its creation in the
-// shared_preload_libraries hooks, the node in effect, the locked step that
-// hands out IDs, and the snapshot snowflake_stats() reports. The durable
-// reservation that keeps IDs unique across restarts (what is on disk, who
-// writes it and when, how long a call may wait for it) is reservation.hpp's.
+// shared_preload_libraries hooks, and the small accessors every glue file uses
+// (the node in effect, the generator's clock, the state last seen). What is
+// done with it lives above: the durable reservation in reservation.hpp, what a
+// start recovers in restart.hpp, the path that issues IDs in issuing.hpp, and
+// the snapshot snowflake_stats() reports in stats.hpp.
 //
 // Locking protocol. Every field of SharedState is in exactly one of these
 // classes, and is touched only as its class says:
@@ -49,12 +50,6 @@
 #include "pg_boundary.hpp"
 
 #include <cstdint>
-
-extern "C" {
-#include "port/atomics.h"
-#include "storage/condition_variable.h"
-#include "utils/wait_event.h"
-}
 
 namespace snowflake {
 
@@ -130,8 +125,20 @@ static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layo
               "shared memory holds plain data only");
 static_assert(sizeof(SharedState) <= 512, "the generator's shared memory stays small (docs/performance.md has its size)");
 
-// The shared state, or an ERROR saying snowflake must be preloaded.
-SharedState &preloaded();
+// The shared state once this process attached to it; nullptr before, and always without preloading.
+// Hidden, so that the check before every ID loads it directly rather than through the symbol table.
+extern SharedState *shared_state __attribute__((visibility("hidden")));
+
+// Raises the ERROR of a function that needs the shared state when snowflake is not preloaded.
+[[noreturn]] void refuse_unpreloaded();
+
+// The shared state, or an ERROR saying snowflake must be preloaded; inline, so that the check
+// before every ID is a load, a test and a branch.
+inline SharedState &preloaded() {
+	if (unlikely(shared_state == nullptr))
+		refuse_unpreloaded();
+	return *shared_state;
+}
 
 // The node in effect (-1: unset).
 inline int32_t node_in_effect(SharedState &state) noexcept {
@@ -161,63 +168,16 @@ bool note_state(SharedState &state, Readiness r) noexcept;
 enum class WaitFor { Clock, Reservation, ReservationWrite, Renewer };
 uint32 wait_event(WaitFor what);
 
-// A consistent copy of the generator and its counters, and what a call would meet now, for
-// snowflake_stats() and snowflake_state().
-struct Stats {
-	int32_t node;
-	Blocked blocked;
-	int64_t recorded_epoch_ms; // the state file's epoch when blocked is LayoutChanged (else epoch_ms)
-	GeneratorState generator;
-	int64_t waits;   // times a call slept for the clock
-	int64_t wait_ms; // total time slept
-	int64_t clock_offset_ms;
-	int64_t lead_ms;          // how far past the clock a reservation reaches now
-	int64_t write_latency_us; // the estimate the lead is sized from
-	int64_t renewals;         // reservations the worker made ahead of need
-	int64_t caller_writes;    // reservations a caller had to make, having found the last one spent
-	int64_t caller_waits;     // callers that waited for another process's reservation write
-	Readiness state;          // whether a call could issue an ID now, and if not why (a dry-run step)
-	int64_t state_since_us;   // since when, Unix µs: the first call or snapshot that saw it, or the write's
-	int64_t behind_ms;        // ClockBehind: how far the clock lags
-	bool behind_floor;        // ClockBehind: it lags the floor of this run, not the last ID
-	StartFloor start_floor;   // ClockBehind behind the floor: where that floor came from
-	int64_t resumes_unix_ms;  // ClockBehind: when IDs flow again by themselves, if the clock runs on (else -1)
-	int32_t writer_pid;       // WriteStalled: the process writing
-	int32_t write_errno;      // WriteFailing: why the last write failed; StateUnreadable: why the file was
-};
+// What the postmaster does with a state it created (fill it in from what is on disk) and at its exit
+// (its last word on disk, given the exit code).
+using OnCreate = void (*)(SharedState &state);
+using OnExit = void (*)(SharedState &state, int exit_code);
 
-// Hooks the shared state into server start; call from _PG_init while preloading only.
-void install_shmem_hooks();
+// Hooks the shared state into server start, with what to do when it is created and at the
+// postmaster's exit; call from _PG_init while preloading only.
+void install_shmem_hooks(OnCreate on_create, OnExit on_exit);
 
 // Makes node the one the next ID uses; acts only in the postmaster, once the state exists.
 void publish_node(int node) noexcept;
-
-// Moves the generator's clock for every backend by offset_ms; ERROR unless fault injection is on
-// and the caller is a superuser. Logged as a WARNING.
-void inject_clock_offset(int64_t offset_ms);
-
-// Makes every reservation write take delay_ms longer (a slow disk), under the same conditions.
-void inject_write_delay(int64_t delay_ms);
-
-// The next ID of this server, above every ID it ever issued; ERRORs say why not.
-int64_t next_id();
-
-// Consecutive IDs first..last of this server.
-struct IdBlock {
-	int64_t first;
-	int64_t last;
-};
-
-// The next count consecutive IDs of one tick (ERROR 22023 unless 1 <= count <= max_seq + 1): all
-// above every ID this server issued, and below every later one; they decode to this node.
-IdBlock next_block(int64_t count);
-
-// The layout and epoch to decode with; ERROR when this server's IDs would decode differently than
-// when they were issued, or when none can be trusted (a custom one without preloading).
-LayoutSpec decoding_layout();
-
-// The generator's state and counters now, and whether a call could issue an ID (the step it would
-// take, taken on a copy); ERROR when snowflake is not preloaded.
-Stats read_stats();
 
 } // namespace snowflake

@@ -7,17 +7,10 @@
 // snowflake_nextval() refuses.
 #include "pg_boundary.hpp"
 #include "reservation.hpp"
+#include "restart.hpp"
 
 #include <cstring>
 #include <iterator>
-
-extern "C" {
-#include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
-#include "tcop/tcopprot.h"
-#include "tcop/utility.h"
-#include "utils/guc_tables.h"
-}
 
 extern "C" {
 SNOWFLAKE_MODULE_MAGIC;
@@ -378,7 +371,7 @@ void _PG_init(void) {
 	snowflake::enforce_configured_values();
 	snowflake::check_epoch_suits_layout();
 	snowflake::log_settings_in_effect();
-	snowflake::install_shmem_hooks();
+	snowflake::install_shmem_hooks(snowflake::recover_reservation, snowflake::record_last_id_at_exit);
 	snowflake::register_renewer();
 	snowflake::install_utility_hook();
 }

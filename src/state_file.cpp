@@ -13,14 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern "C" {
-#include "access/transam.h"
-#include "catalog/pg_control.h"
-#include "common/file_perm.h"
-#include "port/pg_crc32c.h"
-#include "storage/fd.h"
-}
-
 namespace snowflake {
 namespace {
 

@@ -5,18 +5,7 @@
 // function puts in place of snowflake_between().
 #include "time_range.hpp"
 
-#include "shmem.hpp"
-
-extern "C" {
-#include "access/stratnum.h"
-#include "catalog/pg_opfamily_d.h"
-#include "catalog/pg_type_d.h"
-#include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "optimizer/optimizer.h"
-#include "parser/parse_func.h"
-#include "utils/lsyscache.h"
-}
+#include "restart.hpp"
 
 namespace snowflake {
 namespace {

@@ -1,0 +1,104 @@
+// What snowflake_stats() and snowflake_state() report (stats.hpp): a
+// consistent copy of the generator and its counters, the step a call would
+// take now (taken on the copy), and the words for each state.
+#include "stats.hpp"
+
+#include "issuing.hpp"
+#include "reservation.hpp"
+#include "restart.hpp"
+
+namespace snowflake {
+
+const char *state_text(Readiness r) noexcept {
+	switch (r) {
+	case Readiness::Ok:
+		return "ok";
+	case Readiness::StateDamaged:
+		return "state file damaged";
+	case Readiness::StateUnreadable:
+		return "state file unreadable";
+	case Readiness::EpochChanged:
+		return "epoch changed";
+	case Readiness::LayoutChanged:
+		return "layout changed";
+	case Readiness::Recovery:
+		return "recovery";
+	case Readiness::NodeUnset:
+		return "node unset";
+	case Readiness::NodeReserved:
+		return "node reserved";
+	case Readiness::ClockBeforeEpoch:
+		return "clock before epoch";
+	case Readiness::TimeRunOut:
+		return "time run out";
+	case Readiness::ClockBehind:
+		return "clock behind";
+	case Readiness::WriteStalled:
+		return "reservation write stalled";
+	case Readiness::WriteFailing:
+		return "reservation write failing";
+	}
+	return "unknown";
+}
+
+Stats read_stats() {
+	SharedState &state = preloaded();
+	Stats snap{};
+	Policy policy = current_policy();
+	LWLockAcquire(state.lock, LW_SHARED);
+	snap.node = node_in_effect(state);
+	snap.blocked = state.blocked;
+	snap.recorded_epoch_ms = state.recorded_epoch_ms;
+	snap.generator = state.generator;
+	snap.clock_offset_ms = clock_offset_ms(state);
+	snap.write_latency_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us));
+	const int64_t clock_ms = generator_clock_us(state) / 1000;
+	LWLockRelease(state.lock);
+	snap.lead_ms = reservation_lead_ms(snap.write_latency_us);
+	snap.waits = static_cast<int64_t>(pg_atomic_read_u64(&state.waits));
+	snap.wait_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.wait_us)) / 1000;
+	snap.renewals = static_cast<int64_t>(pg_atomic_read_u64(&state.renewals));
+	snap.caller_writes = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_writes));
+	snap.caller_waits = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_waits));
+
+	// Whether a call could issue an ID now: the checks it makes first, then the step it would take,
+	// taken on a copy of the generator, and for a step that needs a reservation, how writing goes.
+	policy.lead_ms = snap.lead_ms;
+	snap.resumes_unix_ms = -1;
+	snap.state = blocked_readiness(state);
+	snap.write_errno = state.state_errno;
+	if (snap.state == Readiness::Ok && RecoveryInProgress())
+		snap.state = Readiness::Recovery;
+	if (snap.state == Readiness::Ok) {
+		GeneratorState copy = snap.generator;
+		const Step step = copy.next(clock_ms, snap.node, policy, 1);
+		snap.state = readiness_of(step, snap.node, policy);
+		if (step.status == Status::Wait && step.wait_ticks * policy.layout.unit_ms > max_wait_ms(policy))
+			snap.state = Readiness::ClockBehind; // a call would give up waiting
+		if (snap.state == Readiness::ClockBehind) {
+			snap.behind_ms = step.drift_ticks * policy.layout.unit_ms;
+			snap.behind_floor = step.behind_floor || step.status == Status::Wait;
+			snap.start_floor = state.start_floor;
+			snap.resumes_unix_ms = resume_unix_ms(snap.generator, step, policy, snap.clock_offset_ms);
+		}
+		const bool writing = pg_atomic_read_u32(&state.writing) != 0;
+		const int64_t write_ms = (monotonic_us() - static_cast<int64_t>(pg_atomic_read_u64(&state.write_started_us))) / 1000;
+		if (step.status == Status::Reserve && writing && write_ms > kReservationWaitMs) {
+			snap.state = Readiness::WriteStalled;
+			snap.writer_pid = static_cast<int32_t>(pg_atomic_read_u32(&state.writer_pid));
+			snap.state_since_us = unix_now_us() - write_ms * 1000;
+		} else if (step.status == Status::Reserve && snap.write_latency_us >= kReservationWaitMs * 1000) {
+			snap.state = Readiness::WriteStalled; // writes end, but later than a call waits for one
+		} else if (step.status == Status::Reserve && !writing && pg_atomic_read_u32(&state.write_errno) != 0) {
+			snap.state = Readiness::WriteFailing;
+			snap.write_errno = static_cast<int32_t>(pg_atomic_read_u32(&state.write_errno));
+			snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_failed_at_us));
+		}
+	}
+	note_state(state, snap.state);
+	if (snap.state_since_us == 0)
+		snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.seen_since_us));
+	return snap;
+}
+
+} // namespace snowflake
