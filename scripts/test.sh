@@ -13,7 +13,7 @@ on_host() {
 
 require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
-  libpqxx-dev pkg-config $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
+  libpqxx-dev pkg-config libfaketime $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
   $(on_host && echo git python3-jsonschema debootstrap)
 require_readable_tree
 # The free disk space where the checkout lives, such as 56G.

@@ -89,64 +89,6 @@ void time_or_null(int64_t time, Datum &value, bool &null) {
 	             : TimestampTzGetDatum(unix_ms_to_timestamptz(layout_setting.layout.unix_ms_of(time, epoch_ms)));
 }
 
-// What keeps snowflake_nextval() from issuing IDs, in a sentence for snowflake_state(); nullptr when
-// nothing does. Each names the fact behind the state; docs/troubleshooting.md says what to do.
-const char *state_detail(const Stats &snap) {
-	const Layout &layout = layout_setting.layout;
-	switch (snap.state) {
-	case Readiness::Ok:
-		return nullptr;
-	case Readiness::StateDamaged:
-		return "snowflake.state in the data directory is not a valid record";
-	case Readiness::StateUnreadable: {
-		char target[1024];
-		if (snap.write_errno == ENOENT && state_file_link(target))
-			return psprintf("snowflake.state is a symbolic link to \"%s\", which did not exist at server start", target);
-		errno = snap.write_errno;
-		return psprintf("snowflake.state could not be read at server start: %m");
-	}
-	case Readiness::EpochChanged:
-		return psprintf("snowflake.epoch is %lld; the IDs on record were issued with %lld",
-		                static_cast<long long>(epoch_ms), static_cast<long long>(snap.recorded_epoch_ms));
-	case Readiness::LayoutChanged:
-		return "snowflake.layout differs from the layout the IDs on record were issued with";
-	case Readiness::Recovery:
-		return "the server is in recovery (a standby)";
-	case Readiness::NodeUnset:
-		return "snowflake.node is not set";
-	case Readiness::NodeReserved:
-		return psprintf("snowflake.node %d is the node snowflake.backfill_node reserves", snap.node);
-	case Readiness::ClockBeforeEpoch:
-		return "the system clock reads a time before snowflake.epoch";
-	case Readiness::TimeRunOut:
-		return psprintf("the next ID would need a time past the end of the time field, %s",
-		                timestamptz_to_str(unix_ms_to_timestamptz(layout.unix_ms_of(layout.max_time(), epoch_ms))));
-	case Readiness::ClockBehind:
-		if (!snap.behind_floor)
-			return psprintf("the clock is %lld ms behind the last ID issued; snowflake.max_clock_drift allows %d ms",
-			                static_cast<long long>(snap.behind_ms), max_clock_drift_ms);
-		return psprintf("the clock is %lld ms behind the time IDs must start above, %s; snowflake.max_clock_drift "
-		                "allows %d ms",
-		                static_cast<long long>(snap.behind_ms),
-		                snap.start_floor == StartFloor::None ? "the first ID's clock on a new timeline plus the bound"
-		                                                     : floor_origin(snap.start_floor),
-		                max_clock_drift_ms);
-	case Readiness::WriteStalled:
-		if (snap.writer_pid == 0)
-			return psprintf("a reservation write to snowflake.state takes about %lld ms; a call waits at most %lld ms",
-			                static_cast<long long>(snap.write_latency_us / 1000),
-			                static_cast<long long>(kReservationWaitMs));
-		return psprintf("process %d has been writing a reservation to snowflake.state for %lld ms; a call waits at "
-		                "most %lld ms",
-		                snap.writer_pid, static_cast<long long>((unix_now_us() - snap.state_since_us) / 1000),
-		                static_cast<long long>(kReservationWaitMs));
-	case Readiness::WriteFailing:
-		errno = snap.write_errno;
-		return psprintf("the last reservation write to snowflake.state failed: %m");
-	}
-	return nullptr;
-}
-
 // The fixed-width text of argument 0 (an ID) in encoding e; ERROR 22023 for a negative ID.
 Datum encode_arg(FunctionCallInfo fcinfo, Encoding e) {
 	const int64_t id = PG_GETARG_INT64(0);
@@ -205,6 +147,7 @@ PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_reservation);
 PG_FUNCTION_INFO_V1(snowflake_state);
+PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
 PG_FUNCTION_INFO_V1(snowflake_inject_write_delay);
 PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
@@ -323,6 +266,12 @@ Datum snowflake_state(PG_FUNCTION_ARGS) {
 	                   TimestampTzGetDatum(unix_ms_to_timestamptz(snap.resumes_unix_ms))};
 	bool nulls[4] = {false, false, detail == nullptr, snap.resumes_unix_ms < 0};
 	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_adopt_layout() → timestamptz: puts the epoch and layout in effect on record, with new IDs
+// above every old one from the next start on; the time they start above.
+Datum snowflake_adopt_layout(PG_FUNCTION_ARGS) {
+	PG_RETURN_TIMESTAMPTZ(snowflake::unix_ms_to_timestamptz(snowflake::adopt_layout()));
 }
 
 // snowflake_inject_write_delay(delay_ms integer): makes every reservation write slower (tests only).

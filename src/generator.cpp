@@ -305,11 +305,11 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 	const int64_t ahead = time - now;
 	const int64_t may_borrow = policy.clock == ClockPolicy::Borrow ? policy.max_drift_ticks() : 0;
 	if (ahead > may_borrow) {
-		// A floor from the state file may lie one lead past IDs that borrowed the whole bound:
-		// that much is waited out, not taken for a clock that went back.
+		// A floor may lie one lead past IDs that borrowed the whole bound, and pg_control's a second
+		// more: that much is waited out, not taken for a clock that went back.
 		if (last_drift > policy.max_lag_ticks()) {
 			step.status = Status::ClockBehind;
-		} else if (floor_drift > policy.max_lag_ticks() + policy.lead_ticks()) {
+		} else if (floor_drift > policy.floor_reach_ticks()) {
 			step.status = Status::ClockBehind;
 			step.behind_floor = true;
 		} else {
@@ -319,8 +319,13 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 		return step;
 	}
 	if (time > reserved_tick) {
+		// One lead past the clock; once this run has reserved, one lead past an ID borrowed ahead of it,
+		// so that IDs running at the drift bound need one write a lead, not one a tick. The first
+		// reservation of a run never reaches past the clock by more than a lead or the tick it needs,
+		// so crash restarts in a row do not push the floor a lead further each time.
+		const int64_t from = counters.reservations > 0 ? time : now;
 		step.status = Status::Reserve;
-		step.reserve_tick = std::min(std::max(time, now + policy.lead_ticks()), layout.max_time());
+		step.reserve_tick = std::min(std::max(time, from + policy.lead_ticks()), layout.max_time());
 		return step;
 	}
 

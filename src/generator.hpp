@@ -157,6 +157,10 @@ bool parse_epoch(std::string_view text, int64_t &epoch_ms) noexcept;
 // is fine: it must not be negative, in the future, or so old that the time field already ran out.
 const char *epoch_problem(const Layout &layout, int64_t epoch_ms, int64_t now_unix_ms) noexcept;
 
+// A floor a second further ahead than the drift bound and one lead is still waited out: pg_control,
+// one of the floors' sources, keeps its checkpoint's time in whole seconds (restart.hpp).
+constexpr int64_t kFloorGraceMs = 1000;
+
 // --- The clock policy, read from settings before each step.
 
 enum class ClockPolicy : int32_t {
@@ -185,13 +189,22 @@ struct Policy {
 
 	// lead_ms rounded up to whole ticks, at least one.
 	constexpr int64_t lead_ticks() const noexcept { return (lead_ms + layout.unit_ms - 1) / layout.unit_ms; }
+
+	// How far ahead of the clock a floor is waited out rather than refused: the drift bound IDs may
+	// have borrowed, one lead a reservation may reach past them, and kFloorGraceMs, in whole ticks.
+	constexpr int64_t floor_reach_ticks() const noexcept {
+		return max_lag_ticks() + lead_ticks() + (kFloorGraceMs + layout.unit_ms - 1) / layout.unit_ms;
+	}
 };
 
 // --- The durable reservation's lead. No ID is issued past a durable reservation (a tick recorded
-// in the state file), so a restart resumes above it. A reservation reaches one lead past the clock
-// (or to the ID that needs it, when that lies further ahead): far enough that a renewal, started
-// when half of it is left, is durable before the IDs reach its end, and short, so that a crash
-// restart, however often repeated, puts the first IDs at most one lead ahead of the clock. The lead
+// in the state file), so a restart resumes above it. A reservation reaches one lead past the clock,
+// or, once the run has made one, one lead past an ID borrowed ahead of the clock: far enough that a
+// renewal, started when half of it is left, is durable before the IDs reach its end, and that IDs
+// running at the drift bound need one write a lead (not one a tick); and short, so that a crash
+// restart puts the first IDs at most one lead past the last ID issued, and crash restarts in a row
+// (whose first reservation reaches only one lead past the clock, or the tick it needs) never add
+// up leads. The lead
 // is four writes' time as the last writes measured it, from kMinLeadMs (which bounds renewals to
 // about 2 / kMinLeadMs a second under steady load) to kMaxLeadMs; the drift bound plays no part.
 constexpr int64_t kMinLeadMs = 200;
@@ -342,9 +355,9 @@ struct GeneratorState {
 	// and to that tick. Guarantees: every Issued ID is greater than every ID issued before from
 	// this state, and has a time above the floor (so never a duplicate); its time is at most
 	// now + max_drift_ms (Borrow) or now (Wait), and at most reserved_tick. Only Issued changes
-	// last_id (to the last of the count). A floor up to one lead beyond max_drift_ms ahead of the
-	// clock is waited out, not an error. A Reserve asks for one lead past the clock, or for the
-	// tick it needs when that lies further ahead.
+	// last_id (to the last of the count). A floor up to floor_reach_ticks() ahead of the clock is
+	// waited out, not an error. A Reserve asks for one lead past the clock, or past the
+	// tick it needs when that lies ahead and the run has reserved before (else for that tick).
 	Step next(int64_t now_unix_ms, int32_t node, const Policy &policy, int32_t count = 1) noexcept;
 };
 

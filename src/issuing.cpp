@@ -14,9 +14,13 @@ namespace {
 
 // Waits with no lock held until the generator's clock reads until_us (plan_clock_wait: a long
 // wait on the latch, a short one slept, then spun on that same clock, so it ends in the tick it
-// waits for and not a µs before), then honours cancel and timeouts; a signal cuts it short.
+// waits for and not a µs before), then honours cancel and timeouts; a signal cuts it short. It never
+// lasts much longer than planned: should the clock step back meanwhile, the spin ends on the monotonic
+// clock, and the caller's next step sees the step back.
 void wait_for_clock(SharedState &state, int64_t until_us) {
-	const ClockWait plan = plan_clock_wait(until_us - generator_clock_us(state));
+	const int64_t remaining_us = until_us - generator_clock_us(state);
+	const int64_t spin_until = monotonic_us() + remaining_us + kClockSpinUs;
+	const ClockWait plan = plan_clock_wait(remaining_us);
 	const uint32 event = wait_event(WaitFor::Clock);
 	if (plan.on_latch) {
 		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -26,7 +30,7 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 		pgstat_report_wait_start(event);
 		if (plan.sleep_us > 0)
 			pg_usleep(static_cast<long>(plan.sleep_us));
-		while (!InterruptPending && generator_clock_us(state) < until_us)
+		while (!InterruptPending && generator_clock_us(state) < until_us && monotonic_us() < spin_until)
 			; // the last kClockSpinUs at most: a sleep would overshoot the tick
 		pgstat_report_wait_end();
 	}
@@ -34,7 +38,7 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 }
 
 // Raises the ERROR of a step whose clock lags the last ID or the floor of this run by more than allowed.
-[[noreturn]] void raise_clock_behind(const Step &step, const Policy &policy, int64_t resume_ms, StartFloor start_floor) {
+[[noreturn]] void raise_clock_behind(const Step &step, const Policy &policy, int64_t resume_ms, StartFloor floor_from) {
 	const long long behind_ms = step.drift_ticks * policy.layout.unit_ms;
 	const long long in_s = std::max<int64_t>(0, (resume_ms - unix_now_ms() + 999) / 1000);
 	const char *resume = timestamptz_to_str(unix_ms_to_timestamptz(resume_ms));
@@ -50,9 +54,7 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 	ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
 	                errmsg("system clock is %lld ms behind the time snowflake IDs must start above", behind_ms),
 	                errdetail("That floor is %s; snowflake.max_clock_drift allows %lld ms.",
-	                          start_floor == StartFloor::None ? "the clock of the first ID on a new timeline plus "
-	                                                            "snowflake.max_clock_drift"
-	                                                          : floor_origin(start_floor),
+	                          floor_origin(floor_from),
 	                          static_cast<long long>(policy.max_drift_ms)),
 	                errhint("IDs resume by themselves at about %s (in %lld s), once the clock catches up. If the "
 	                        "clock is wrong, correct it.",
@@ -61,9 +63,9 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 }
 
 // Raises the ERROR for a step that can neither issue nor wait; resume_ms says when a ClockBehind
-// step's refusals end (resume_unix_ms), start_floor where the floor it lags came from.
+// step's refusals end (resume_unix_ms), floor_from where the floor it lags came from.
 [[noreturn]] void raise_step_error(const Step &step, int32_t node, const Policy &policy, int64_t resume_ms,
-                                   StartFloor start_floor) {
+                                   StartFloor floor_from) {
 	switch (step.status) {
 	case Status::NodeInvalid:
 		if (node < 0)
@@ -81,7 +83,7 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 		                       layout_setting.name),
 		                errhint("Set snowflake.node to a value from 0 to %d.", policy.layout.max_node())));
 	case Status::ClockBehind:
-		raise_clock_behind(step, policy, resume_ms, start_floor);
+		raise_clock_behind(step, policy, resume_ms, floor_from);
 	case Status::BeforeEpoch:
 		ereport(ERROR,
 		        (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -118,6 +120,8 @@ int64_t settle_timeline(SharedState &state, const Policy &policy, int64_t clock)
 	if (!owed)
 		return -1;
 	const int64_t floor_tick = policy.layout.tick_of(clock, policy.epoch_ms) + policy.max_drift_ticks();
+	if (floor_tick > state.generator.floor_tick)
+		state.floor_from = StartFloor::NewTimeline;
 	state.generator.resume_above(floor_tick);
 	return floor_tick;
 }
@@ -129,14 +133,15 @@ struct LockedStep {
 	int64_t clock_us;       // the clock reading, in Unix microseconds
 	int64_t promoted_floor; // the floor (a tick) it set after a change of timeline, or -1
 	int64_t resume_ms;      // ClockBehind: when its refusals end by themselves (resume_unix_ms)
+	StartFloor floor_from;  // where the generator's floor came from
 };
 
 // One generator step for count IDs under the lock. When the reservation is spent, this call writes
-// the next one or waits for the process writing it (reserve_or_wait, without the lock); then steps again.
-LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
+// the next one or waits for the process writing it (reserve_or_wait, without the lock, within the
+// call's one deadline for reservations); then steps again.
+LockedStep locked_step(SharedState &state, Policy policy, int32_t count, ReservationWait &wait) {
 	int64_t promoted_floor = -1;
 	int64_t regressed = 0;
-	ReservationWait wait;
 	for (;;) {
 		CHECK_FOR_INTERRUPTS(); // no lock held: a cancel ends a call that keeps finding the reservation spent
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
@@ -152,8 +157,9 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count) {
 		if (step.status != Status::Reserve) {
 			const int64_t resume_ms =
 			    step.status == Status::ClockBehind ? resume_unix_ms(state.generator, step, policy, clock_offset_ms(state)) : -1;
+			const StartFloor floor_from = state.floor_from;
 			LWLockRelease(state.lock);
-			return LockedStep{step, node, clock_us, promoted_floor, resume_ms};
+			return LockedStep{step, node, clock_us, promoted_floor, resume_ms, floor_from};
 		}
 		reserve_or_wait(state, step.reserve_tick, wait); // releases the lock
 	}
@@ -173,8 +179,10 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 	}
 	check_not_blocked(state);
 	int64_t give_up_at = -1;
+	ReservationWait wait; // one bound on waiting for reservations for the whole call, clock waits or not
 	for (;;) {
-		const auto [step, node, clock_us, promoted_floor, resume_ms] = locked_step(state, policy, count);
+		const auto [step, node, clock_us, promoted_floor, resume_ms, floor_from] =
+		    locked_step(state, policy, count, wait);
 
 		if (promoted_floor >= 0)
 			ereport(LOG, (errmsg("snowflake: first ID on a new timeline (after promotion or point-in-time recovery); "
@@ -198,7 +206,7 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 				                     static_cast<long long>(std::max<int64_t>(0, (resume_ms - unix_now_ms()) / 1000)),
 				                     static_cast<long long>(step.drift_ticks * policy.layout.unit_ms),
 				                     step.behind_floor ? "the floor of this run" : "the last ID issued")));
-			raise_step_error(step, node, policy, resume_ms, state.start_floor);
+			raise_step_error(step, node, policy, resume_ms, floor_from);
 		}
 		const int64_t started = monotonic_us();
 		if (give_up_at < 0)
@@ -221,10 +229,10 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 } // namespace
 
 // How long one call may wait for the clock in all before it gives up: the longest legitimate wait
-// (the drift bound plus one lead past a restart's floor) and a second of grace. A call told to wait
-// longer sees a clock that is stuck or keeps stepping back.
+// (a floor as far ahead as is waited out, in whole ticks, and the tick in progress) and a second of
+// grace. A call told to wait longer sees a clock that is stuck or keeps stepping back.
 int64_t max_wait_ms(const Policy &policy) noexcept {
-	return policy.max_drift_ms + policy.lead_ms + 1000;
+	return (policy.floor_reach_ticks() + 1) * policy.layout.unit_ms + 1000;
 }
 
 Readiness readiness_of(const Step &step, int32_t node, const Policy &policy) noexcept {

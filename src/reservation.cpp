@@ -11,11 +11,17 @@
 namespace snowflake {
 namespace {
 
+// How often the renewal worker tries a disk again that failed, or was slower than a call waits.
+constexpr int64_t kProbeIntervalMs = 5000;
+
 // Claims the writer's role for this process; call with the generator's lock held and `writing` 0.
+// Who writes and since when are stored before `writing`, so a reader that sees it set (and then
+// takes a read barrier) sees them too.
 void claim_writer(SharedState &state) {
-	pg_atomic_write_u32(&state.writing, 1);
 	pg_atomic_write_u32(&state.writer_pid, static_cast<uint32>(MyProcPid));
 	pg_atomic_write_u64(&state.write_started_us, static_cast<uint64>(monotonic_us()));
+	pg_write_barrier();
+	pg_atomic_write_u32(&state.writing, 1);
 }
 
 // One write under way, for release_writer(): the shared state and why the write failed (0: it did not).
@@ -35,6 +41,7 @@ static void release_writer(int, Datum arg) {
 		pg_atomic_write_u64(&state.write_failed_at_us, 0);
 	else if (pg_atomic_read_u64(&state.write_failed_at_us) == 0)
 		pg_atomic_write_u64(&state.write_failed_at_us, static_cast<uint64>(unix_now_us()));
+	pg_write_barrier(); // how it ended, before the claim ends: a reader that sees `writing` 0 sees it
 	pg_atomic_write_u32(&state.writing, 0);
 	ConditionVariableBroadcast(&state.reserved_cv); // its spinlock orders the stores before any wake-up
 }
@@ -48,7 +55,9 @@ static void forget_renewer(int, Datum arg) {
 // Makes a reservation up to target_tick on timeline durable, as the one writer (the caller claimed
 // the role under the lock), without holding the lock; then records it and the write's latency, and
 // releases the claim. On failure reports at elevel (an ERROR releases the claim too) and returns
-// false. A write that outlasted the reservation it renews, while calls waited, is logged.
+// false. A write that outlasted a reservation made in this run, while calls waited, is logged (one
+// that renews the floor a start recovered would only measure the restart). A write of the
+// reservation as it stands (a probe of the disk) re-measures it and extends nothing.
 bool write_reservation(SharedState &state, int64_t target_tick, uint32_t timeline, int elevel) {
 	const int64_t delay_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.write_delay_ms));
 	const StateRecord record = record_for(state, target_tick, timeline);
@@ -71,13 +80,15 @@ bool write_reservation(SharedState &state, int64_t target_tick, uint32_t timelin
 		const int64_t took_us = monotonic_us() - started;
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
 		const int64_t renewed_tick = state.generator.reserved_tick;
-		state.generator.reserved(target_tick);
+		const bool renewed_this_run = state.generator.counters.reservations > 0;
+		if (target_tick > renewed_tick)
+			state.generator.reserved(target_tick);
 		const int64_t estimate = static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us));
 		pg_atomic_write_u64(&state.write_latency_us, next_write_latency_us(estimate, took_us));
 		LWLockRelease(state.lock);
 		const Layout &layout = layout_setting.layout;
 		const int64_t gap_ms = generator_clock_us(state) / 1000 - layout.unix_ms_of(renewed_tick + 1, epoch_ms);
-		if (renewed_tick >= 0 && gap_ms > 0 && pg_atomic_read_u64(&state.caller_waits) != waits_before)
+		if (renewed_this_run && gap_ms > 0 && pg_atomic_read_u64(&state.caller_waits) != waits_before)
 			ereport(LOG, (errmsg("snowflake: a reservation write took %lld ms and ended %lld ms after the reservation "
 			                     "it renewed ran out; calls waited for it",
 			                     static_cast<long long>(took_us / 1000), static_cast<long long>(gap_ms)),
@@ -105,7 +116,8 @@ StateRecord record_for(SharedState &state, int64_t reserved_tick, uint32_t timel
 	                   timeline,
 	                   state.system_identifier,
 	                   static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us)),
-	                   kStateVersion};
+	                   kStateVersion,
+	                   0};
 }
 
 Policy policy_now(SharedState &state) noexcept {
@@ -119,6 +131,7 @@ void reserve_or_wait(SharedState &state, int64_t reserve_tick, ReservationWait &
 	if (wait.deadline_us < 0)
 		wait.deadline_us = now_us + kReservationWaitMs * 1000;
 	const bool other_writing = pg_atomic_read_u32(&state.writing) != 0;
+	pg_read_barrier(); // the claim's fields after `writing` (claim_writer stores them before it)
 	if (now_us >= wait.deadline_us) {
 		const int64_t write_ms = (now_us - static_cast<int64_t>(pg_atomic_read_u64(&state.write_started_us))) / 1000;
 		const int writer = static_cast<int>(pg_atomic_read_u32(&state.writer_pid));
@@ -166,6 +179,7 @@ void renew_reservations() {
 	SharedState &state = preloaded(); // inherited from the postmaster, which created it
 	on_shmem_exit(forget_renewer, PointerGetDatum(&state));
 	pg_atomic_write_u64(&state.renewer_latch, reinterpret_cast<uint64>(MyLatch));
+	int64_t next_probe_us = 0; // on the monotonic clock
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending) {
@@ -177,15 +191,25 @@ void renew_reservations() {
 		const int64_t now_ms = generator_clock_us(state) / 1000;
 		const Renewal renewal =
 		    state.blocked == Blocked::No ? state.generator.renewal(now_ms, policy) : Renewal{-1, -1};
-		const bool claimed = renewal.target_tick >= 0 && pg_atomic_read_u32(&state.writing) == 0;
+		// With nothing to renew, a disk last seen failing, or slower than a call waits, is tried again every
+		// few seconds by writing the reservation as it stands, so that the state says how it is now, not
+		// how one write once went (an idle server makes no other write).
+		const bool probe = renewal.target_tick < 0 && state.blocked == Blocked::No && monotonic_us() >= next_probe_us &&
+		                   (pg_atomic_read_u32(&state.write_errno) != 0 ||
+		                    static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us)) >= kMaxWriteLatencyUs);
+		const int64_t target_tick = probe ? std::max<int64_t>(state.generator.reserved_tick, 0) : renewal.target_tick;
+		const bool claimed = target_tick >= 0 && pg_atomic_read_u32(&state.writing) == 0;
 		if (claimed)
 			claim_writer(state);
 		const uint32_t timeline = state.timeline;
 		LWLockRelease(state.lock);
 		// Idle, or another process writing (it wakes this one when done): look again within a second.
 		int64_t sleep_ms = 1000;
-		if (claimed) {
-			if (write_reservation(state, renewal.target_tick, timeline, LOG)) {
+		if (claimed && probe) {
+			(void)write_reservation(state, target_tick, timeline, LOG);
+			next_probe_us = monotonic_us() + kProbeIntervalMs * 1000;
+		} else if (claimed) {
+			if (write_reservation(state, target_tick, timeline, LOG)) {
 				pg_atomic_fetch_add_u64(&state.renewals, 1);
 				continue;
 			}

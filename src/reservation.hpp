@@ -6,8 +6,9 @@
 //
 // The protocol (the fields are shmem.hpp's):
 // - A reservation reaches one lead past the clock (generator.hpp: four
-//   writes' time as measured, 200 ms to 10 s), or to the tick the ID needing
-//   it lies in, when that is further ahead.
+//   writes' time as measured, 200 ms to 10 s), or one lead past the tick the
+//   ID needing it lies in, when that is ahead of the clock (only to that tick
+//   for the first reservation of a run).
 // - It is written by one process at a time, never under the generator's lock:
 //   a process claims `writing` (0 -> 1) with the lock held, releases the lock,
 //   writes and fsyncs the file, then takes the lock again to record the new
@@ -46,6 +47,10 @@ StateRecord record_for(SharedState &state, int64_t reserved_tick, uint32_t timel
 // writes to outlast what they reserve: the longest lead. A write of its own, once begun, runs to
 // its end (a write cannot be interrupted), so a call takes at most this plus one write.
 constexpr int64_t kReservationWaitMs = kMaxLeadMs;
+
+// A reservation write needed by calls (the reservation is spent) that has been under way this long
+// is reported as stalled (snowflake_state()): calls are waiting for it.
+constexpr int64_t kStalledAfterMs = 1000;
 
 // One call's wait for a reservation.
 struct ReservationWait {

@@ -15,7 +15,7 @@ namespace {
 
 // Logs, at every start, which floor the first ID of this run must lie above and why, and what that
 // means for the first calls when the clock is behind it: how long they wait, or are refused.
-void log_start_floor(const SharedState &state, bool after_crash) {
+void log_start_floor(const SharedState &state) {
 	if (state.blocked != Blocked::No)
 		return; // read_state() and recover_reservation() logged why generation is refused
 	if (state.start_floor == StartFloor::None) {
@@ -28,26 +28,34 @@ void log_start_floor(const SharedState &state, bool after_crash) {
 	const Layout &layout = policy.layout;
 	const int64_t floor_ms = layout.unix_ms_of(state.start_floor_tick + 1, epoch_ms);
 	const int64_t ahead_ms = floor_ms - unix_now_ms();
-	const int64_t refused_ms = ahead_ms - (policy.max_lag_ticks() + policy.lead_ticks()) * layout.unit_ms;
+	const int64_t refused_ms = ahead_ms - policy.floor_reach_ticks() * layout.unit_ms;
 	const int64_t waited_ms = ahead_ms - (policy.clock == ClockPolicy::Borrow ? policy.max_drift_ms : 0);
 	char when[64] = "the clock is past it";
 	if (ahead_ms > 0)
 		snprintf(when, sizeof(when), "the clock is %lld ms behind it", static_cast<long long>(ahead_ms));
-	ereport(after_crash ? WARNING : LOG,
-	        (errmsg("snowflake: IDs start above %s, from %s; %s", timestamptz_to_str(unix_ms_to_timestamptz(floor_ms)),
-	                floor_origin(state.start_floor), when),
-	         refused_ms > 0
-	             ? errdetail("That is more than snowflake.max_clock_drift and one lead allow: calls are refused with "
-	                         "58000 for about %lld s, until the clock is within them, then wait for it.",
-	                         static_cast<long long>((refused_ms + 999) / 1000))
-	         : waited_ms > 0 ? errdetail("The first calls wait up to %lld ms for the clock.",
-	                                     static_cast<long long>(waited_ms))
-	                         : 0,
-	         after_crash ? errhint("pg_control records no clean shutdown, so IDs issued after its latest checkpoint "
-	                               "are above new ones only if the clock has not gone back since; restore \"%s\" "
-	                               "from a backup taken after them if you have one.",
-	                               kStateFile)
-	                     : 0));
+	ereport(LOG, (errmsg("snowflake: IDs start above %s, from %s; %s",
+	                     timestamptz_to_str(unix_ms_to_timestamptz(floor_ms)), floor_origin(state.start_floor), when),
+	              refused_ms > 0
+	                  ? errdetail("That is more than snowflake.max_clock_drift and one lead allow: calls are refused "
+	                              "with 58000 for about %lld s, until the clock is within them, then wait for it.",
+	                              static_cast<long long>((refused_ms + 999) / 1000))
+	              : waited_ms > 0 ? errdetail("The first calls wait up to %lld ms for the clock.",
+	                                          static_cast<long long>(waited_ms))
+	                              : 0));
+}
+
+// The floor pg_control gives (a tick of the layout in effect): every ID issued before its latest
+// checkpoint has a time at most the drift bound past that checkpoint, which pg_control keeps in whole
+// seconds; after a clean shutdown no ID was issued after it.
+int64_t checkpoint_floor(const ControlFacts &control, const Policy &policy) noexcept {
+	const int64_t bound_ms = (control.checkpoint_unix_s + 1) * 1000 + policy.max_drift_ms;
+	return std::clamp<int64_t>(policy.layout.tick_of(bound_ms, epoch_ms), 0, policy.layout.max_time());
+}
+
+// Sets the floor of this run: its tick and what it came from.
+void set_floor(SharedState &state, StartFloor from, int64_t tick) noexcept {
+	state.start_floor = from;
+	state.start_floor_tick = tick;
 }
 
 } // namespace
@@ -56,24 +64,29 @@ const char *floor_origin(StartFloor floor) noexcept {
 	switch (floor) {
 	case StartFloor::Reservation:
 		return "the reservation recorded in \"snowflake.state\"";
-	case StartFloor::ForeignFile:
-		return "the clock at start plus snowflake.max_clock_drift (\"snowflake.state\" was another cluster's)";
 	case StartFloor::LastCheckpoint:
 		return "pg_control's latest checkpoint plus 1 s and snowflake.max_clock_drift (there was no "
-		       "\"snowflake.state\")";
+		       "\"snowflake.state\" of this cluster's)";
+	case StartFloor::CheckpointAboveReservation:
+		return "pg_control's latest checkpoint plus 1 s and snowflake.max_clock_drift, above the reservation in "
+		       "\"snowflake.state\", which the server did not write at its last clean shutdown";
+	case StartFloor::NewTimeline:
+		return "the clock of the first ID on a new timeline (after a promotion or point-in-time recovery) plus "
+		       "snowflake.max_clock_drift";
 	case StartFloor::None:
 		break;
 	}
 	return "none";
 }
 
-// The Readiness of a generator its start found unable to run, else Ok.
 Readiness blocked_readiness(const SharedState &state) noexcept {
 	switch (state.blocked) {
 	case Blocked::StateDamaged:
 		return Readiness::StateDamaged;
 	case Blocked::StateUnreadable:
 		return Readiness::StateUnreadable;
+	case Blocked::StateLost:
+		return Readiness::StateLost;
 	case Blocked::LayoutChanged:
 		return state.recorded_epoch_ms != epoch_ms ? Readiness::EpochChanged : Readiness::LayoutChanged;
 	case Blocked::No:
@@ -84,48 +97,51 @@ Readiness blocked_readiness(const SharedState &state) noexcept {
 
 void recover_reservation(SharedState &state) {
 	const Policy policy = current_policy();
-	const Layout &layout = policy.layout;
+	ControlFacts control{};
+	const bool control_read = read_control(control);
 	StateRecord record{};
-	bool put_on_record = false;
-	bool after_crash = false;
-	switch (read_state(record)) {
-	case StateRead::Missing: {
-		put_on_record = true; // no reservation yet: the epoch and layout, and the floor below if any
-		ControlFacts control{};
-		if (!read_control(control) || !control.objects_created)
-			break; // a new cluster: no ID can have been issued here
-		// Every ID's time is at most its clock plus the drift bound, and after a clean shutdown none was
-		// issued after the shutdown checkpoint, whose time pg_control keeps in whole seconds.
-		const int64_t bound_ms = (control.checkpoint_unix_s + 1) * 1000 + policy.max_drift_ms;
-		state.start_floor = StartFloor::LastCheckpoint;
-		state.start_floor_tick = std::clamp<int64_t>(layout.tick_of(bound_ms, epoch_ms), 0, layout.max_time());
-		after_crash = !control.clean_shutdown;
-		break;
+	StateRead read = read_state(record);
+	if (read == StateRead::Loaded && record.system_identifier != 0 &&
+	    record.system_identifier != state.system_identifier) {
+		// Another cluster's reservation says nothing of this one's IDs: as good as no file.
+		ereport(LOG, (errmsg("snowflake: \"%s\" was written by another database system (identifier %llu, this one "
+		                     "is %llu), so its reservation is not this server's",
+		                     kStateFile, static_cast<unsigned long long>(record.system_identifier),
+		                     static_cast<unsigned long long>(state.system_identifier))));
+		state.foreign_file = 1;
+		read = StateRead::Missing;
 	}
+	// pg_upgrade starts the new cluster in binary-upgrade mode before it carries the old cluster's
+	// counters over: nothing it does issues an ID, and nothing is put on record then.
+	bool put_on_record = !IsBinaryUpgrade;
+	switch (read) {
+	case StateRead::Missing:
+		// No reservation of this cluster's: the floor is pg_control's, which covers every ID only after a
+		// clean shutdown. A new cluster (no object ever created, not even the extension) issued none.
+		if (!control_read || !control.objects_created)
+			break;
+		if (!control.clean_shutdown) {
+			state.blocked = Blocked::StateLost;
+			put_on_record = false;
+			break;
+		}
+		set_floor(state, StartFloor::LastCheckpoint, checkpoint_floor(control, policy));
+		break;
 	case StateRead::Corrupt:
 		state.blocked = Blocked::StateDamaged;
+		put_on_record = false;
 		break;
 	case StateRead::Unreadable:
 		state.blocked = Blocked::StateUnreadable;
 		state.state_errno = errno;
+		put_on_record = false;
 		break;
 	case StateRead::Loaded:
-		if (record.system_identifier != 0 && record.system_identifier != state.system_identifier) {
-			// Another cluster's reservation says nothing of this one's IDs: begin above the clock plus the
-			// drift bound, as after a promotion, and put this cluster on record with that floor.
-			state.start_floor = StartFloor::ForeignFile;
-			state.start_floor_tick = std::clamp<int64_t>(
-			    layout.tick_of(unix_now_ms(), epoch_ms) + policy.max_drift_ticks(), 0, layout.max_time());
-			ereport(LOG, (errmsg("snowflake: \"%s\" was written by another database system (identifier %llu, this "
-			                     "one is %llu), so its reservation is not this server's",
-			                     kStateFile, static_cast<unsigned long long>(record.system_identifier),
-			                     static_cast<unsigned long long>(state.system_identifier))));
-			put_on_record = true;
-			state.timeline = 0;
-		} else if (record.epoch_ms != epoch_ms || record.layout != layout_setting.layout) {
+		if (record.epoch_ms != epoch_ms || record.layout != layout_setting.layout) {
 			state.blocked = Blocked::LayoutChanged;
 			state.recorded_epoch_ms = record.epoch_ms;
 			state.recorded_layout = record.layout;
+			put_on_record = false;
 			char was[64], now[64];
 			format_layout(record.layout, was);
 			format_layout(layout_setting.layout, now);
@@ -133,18 +149,26 @@ void recover_reservation(SharedState &state) {
 			                     "they are now %lld and %s, so snowflake refuses to generate or decode IDs",
 			                     static_cast<long long>(record.epoch_ms), was, static_cast<long long>(epoch_ms),
 			                     now)));
-		} else {
-			state.start_floor = StartFloor::Reservation;
-			state.start_floor_tick = record.reserved_tick;
-			state.timeline = record.timeline;
-			pg_atomic_write_u64(&state.write_latency_us, static_cast<uint64>(record.write_latency_us));
-			put_on_record = record.version < kStateVersion;
+			break;
 		}
+		set_floor(state, StartFloor::Reservation, record.reserved_tick);
+		// After a clean shutdown the file should be the postmaster's last word, carrying that shutdown's
+		// mark. One that does not (a copy put back, a file of 0.4.0 or older) may be older than IDs
+		// issued since: the floor is then also pg_control's. After a crash the file, renewed ahead of
+		// every ID, is the only record of the IDs since the latest checkpoint.
+		if (control_read && control.clean_shutdown && record.exit_mark != control.checkpoint_mark &&
+		    checkpoint_floor(control, policy) > record.reserved_tick)
+			set_floor(state, StartFloor::CheckpointAboveReservation, checkpoint_floor(control, policy));
+		state.timeline = record.timeline;
+		pg_atomic_write_u64(&state.write_latency_us, static_cast<uint64>(record.write_latency_us));
+		put_on_record = put_on_record && record.version < kStateVersion;
 		break;
 	}
+	state.floor_from = state.start_floor;
 	if (state.start_floor != StartFloor::None)
 		state.generator.resume_above(state.start_floor_tick);
 	if (put_on_record) {
+		// The epoch and layout on record from the first start, the floor if any, this cluster's identity.
 		// This write also measures the disk, so that the first reservation is sized for it.
 		const int64_t started = monotonic_us();
 		if (write_state(record_for(state, std::max<int64_t>(state.generator.reserved_tick, 0), state.timeline), LOG)) {
@@ -152,7 +176,7 @@ void recover_reservation(SharedState &state) {
 			pg_atomic_write_u64(&state.write_latency_us, next_write_latency_us(estimate, monotonic_us() - started));
 		}
 	}
-	log_start_floor(state, after_crash);
+	log_start_floor(state);
 	note_state(state, blocked_readiness(state));
 }
 
@@ -171,8 +195,9 @@ void check_not_blocked(const SharedState &state) {
 			         errdetail("It holds the highest time this server's IDs have reached; a link to nothing (a volume "
 			                   "that is not mounted) is not taken for a missing file."),
 			         errhint("Mount or restore what the link points to, then restart the server. If the file is lost "
-			                 "for good, stop the server cleanly and remove the link: the next start begins above "
-			                 "pg_control's latest checkpoint plus 1 s and snowflake.max_clock_drift.")));
+			                 "for good, make sure the system clock is right, stop the server cleanly, remove the "
+			                 "link and start it: IDs then begin above that shutdown plus 1 s and "
+			                 "snowflake.max_clock_drift.")));
 		errno = state.state_errno;
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -186,9 +211,22 @@ void check_not_blocked(const SharedState &state) {
 		                errmsg("snowflake cannot generate IDs: \"%s\" in the data directory is damaged", kStateFile),
 		                errdetail("It records the highest time this server's IDs have reached; without it a new ID "
 		                          "could repeat an old one."),
-		                errhint("Restore the file from a backup if you can. Otherwise stop the server cleanly, remove "
-		                        "the file and start the server: IDs then begin above pg_control's latest checkpoint "
-		                        "plus 1 s and snowflake.max_clock_drift.")));
+		                errhint("Make sure the system clock is right, then stop the server cleanly, remove the file "
+		                        "and start the server: IDs then begin above that shutdown plus 1 s and "
+		                        "snowflake.max_clock_drift.")));
+	case Blocked::StateLost:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg(state.foreign_file ? "snowflake cannot generate IDs: \"%s\" is another cluster's, and the "
+		                                     "server stopped without a clean shutdown"
+		                                   : "snowflake cannot generate IDs: \"%s\" is missing, and the server "
+		                                     "stopped without a clean shutdown",
+		                kStateFile),
+		         errdetail("The file records the highest time this server's IDs have reached. pg_control's latest "
+		                   "checkpoint says nothing of the IDs issued after it, up to the crash."),
+		         errhint("If this server's own file still exists elsewhere, put it back and restart. Otherwise make "
+		                 "sure the system clock is right (later than the crash), stop the server cleanly and start "
+		                 "it: IDs then begin above that shutdown plus 1 s and snowflake.max_clock_drift.")));
 	case Blocked::LayoutChanged:
 		if (state.recorded_epoch_ms != epoch_ms)
 			ereport(ERROR,
@@ -196,10 +234,10 @@ void check_not_blocked(const SharedState &state) {
 			         errmsg("snowflake.epoch changed from %lld to %lld since this server last issued IDs",
 			                static_cast<long long>(state.recorded_epoch_ms), static_cast<long long>(epoch_ms)),
 			         errdetail("Under the new epoch its IDs decode to other times, and new IDs could repeat them."),
-			         errhint("Set snowflake.epoch back to %lld and restart. To adopt the new epoch anyway, stop "
-			                 "the server, remove \"%s\" from the data directory, start it, and REINDEX every "
-			                 "index that uses snowflake_timestamp() or snowflake_parse().",
-			                 static_cast<long long>(state.recorded_epoch_ms), kStateFile)));
+			         errhint("Set snowflake.epoch back to %lld and restart. To adopt the new epoch, run SELECT "
+			                 "snowflake_adopt_layout() as a superuser, restart the server, and REINDEX every index "
+			                 "that uses snowflake_timestamp() or snowflake_parse().",
+			                 static_cast<long long>(state.recorded_epoch_ms))));
 		char was[64], now[64];
 		format_layout(state.recorded_layout, was);
 		format_layout(layout_setting.layout, now);
@@ -207,22 +245,84 @@ void check_not_blocked(const SharedState &state) {
 		                errmsg("snowflake.layout changed from %s to %s since this server last issued IDs", was, now),
 		                errdetail("Under the new layout its IDs decode to other times and nodes, and new IDs could "
 		                          "repeat them."),
-		                errhint("Set snowflake.layout back to '%s' and restart. A new layout needs a new data "
-		                        "directory, or the removal of \"%s\" and a REINDEX of every index that uses "
-		                        "snowflake_timestamp() or snowflake_parse(), with care that no new ID repeats an "
-		                        "old one.",
-		                        was, kStateFile)));
+		                errhint("Set snowflake.layout back to '%s' and restart. To adopt the new layout, run SELECT "
+		                        "snowflake_adopt_layout() as a superuser, restart the server, and REINDEX every index "
+		                        "that uses snowflake_timestamp() or snowflake_parse().",
+		                        was)));
 	}
 }
 
 void record_last_id_at_exit(SharedState &state, int exit_code) {
+	// After a crash, shared memory is suspect and the reservation on disk covers every ID anyway. A
+	// blocked state is not ours to overwrite, and pg_upgrade's start has nothing to say.
+	ControlFacts control{};
+	if (exit_code != 0 || state.blocked != Blocked::No || IsBinaryUpgrade || !read_control(control) ||
+	    !control.clean_shutdown)
+		return;
+	// After a clean shutdown: the exact last ID (or, if none was issued, the floor as it stands), with
+	// the mark of that shutdown, so the next start can tell this file from a copy.
 	const GeneratorState &generator = state.generator;
-	// After a crash, shared memory is suspect and the reservation on disk covers every ID anyway.
-	// Nothing issued since start leaves the file as it is; a blocked state is not ours to overwrite.
-	const int64_t last_tick = generator.last_id >> layout_setting.layout.time_shift();
-	if (exit_code == 0 && generator.last_id >= 0 && state.blocked == Blocked::No &&
-	    last_tick <= generator.reserved_tick && cluster_shut_down_cleanly())
-		(void)write_state(record_for(state, last_tick, state.timeline), LOG);
+	const int64_t tick = generator.last_id >= 0 ? generator.last_id >> layout_setting.layout.time_shift()
+	                                            : std::max<int64_t>(generator.reserved_tick, 0);
+	if (tick > std::max<int64_t>(generator.reserved_tick, 0))
+		return; // cannot be: no ID is issued past the reservation
+	StateRecord record = record_for(state, tick, state.timeline);
+	record.exit_mark = control.checkpoint_mark;
+	(void)write_state(record, LOG);
+}
+
+int64_t adopt_layout() {
+	SharedState &state = preloaded();
+	if (!superuser())
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		                errmsg("only a superuser may adopt a new snowflake epoch or layout")));
+	const Policy policy = policy_now(state);
+	const Layout &layout = policy.layout;
+	LWLockAcquire(state.lock, LW_EXCLUSIVE); // one adoption at a time (released by the ERRORs below too)
+	StateRecord record{};
+	if (state.blocked != Blocked::LayoutChanged || read_state(record) != StateRead::Loaded)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("there is no new snowflake epoch or layout to adopt"),
+		                errdetail("snowflake_adopt_layout() is for a server that refuses IDs because snowflake.epoch or "
+		                          "snowflake.layout differs from the one in \"%s\".",
+		                          kStateFile)));
+	if (record.epoch_ms == epoch_ms && record.layout == layout) { // adopted already: the restart is left
+		LWLockRelease(state.lock);
+		ereport(NOTICE, (errmsg("snowflake.epoch and snowflake.layout are on record already"),
+		                 errhint("Restart the server to issue IDs with them.")));
+		return layout.unix_ms_of(record.reserved_tick + 1, epoch_ms);
+	}
+	// New IDs must be larger than the largest the old reservation allows: their time above its top bits.
+	const int64_t floor_tick = record.layout.last_id_of(record.reserved_tick) >> layout.time_shift();
+	const int64_t now_ms = generator_clock_us(state) / 1000;
+	const int64_t reach = policy.floor_reach_ticks(); // how far ahead a start waits a floor out
+	if (floor_tick >= layout.max_time() || floor_tick - layout.tick_of(now_ms, epoch_ms) > reach) {
+		// The latest epoch that puts that floor within reach now, if any suits the layout.
+		const int64_t latest = now_ms - (floor_tick - reach) * layout.unit_ms;
+		const bool any = floor_tick < layout.max_time() && epoch_problem(layout, latest, now_ms) == nullptr;
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("with snowflake.epoch %lld and this layout, new IDs would be smaller than IDs already issued",
+		                static_cast<long long>(epoch_ms)),
+		         errdetail("Every new ID must be larger than %lld, the largest the reservation on record allows.",
+		                   static_cast<long long>(record.layout.last_id_of(record.reserved_tick))),
+		         any ? errhint("Set snowflake.epoch to %lld or earlier, restart, and adopt that; or set it back to %lld.",
+		                       static_cast<long long>(latest), static_cast<long long>(record.epoch_ms))
+		             : errhint("No epoch makes this layout's IDs larger: set snowflake.epoch and snowflake.layout back "
+		                       "to %lld and the layout on record, or start a new data directory with the new layout.",
+		                       static_cast<long long>(record.epoch_ms))));
+	}
+	(void)write_state(record_for(state, std::max<int64_t>(floor_tick, 0), record.timeline), ERROR);
+	LWLockRelease(state.lock);
+	const int64_t start_ms = layout.unix_ms_of(floor_tick + 1, epoch_ms);
+	char spec[64];
+	format_layout(layout, spec);
+	ereport(WARNING, (errmsg("snowflake: \"%s\" now records snowflake.epoch %lld and layout %s, with IDs above %s",
+	                         kStateFile, static_cast<long long>(epoch_ms), spec,
+	                         timestamptz_to_str(unix_ms_to_timestamptz(start_ms))),
+	                  errhint("Restart the server to issue IDs, then REINDEX every index that uses "
+	                          "snowflake_timestamp() or snowflake_parse().")));
+	return start_ms;
 }
 
 LayoutSpec decoding_layout() {

@@ -29,6 +29,14 @@ Readiness blocked_readiness(const SharedState &state) noexcept;
 // Raises the ERROR of a generator that its start found unable to run (Blocked), if it is.
 void check_not_blocked(const SharedState &state);
 
+// Puts the epoch and layout in effect on record in place of the ones snowflake.state holds (a server
+// that refuses with 'epoch changed' or 'layout changed'), with a reservation above every ID issued
+// under the old ones, so that after a restart every new ID is larger than every old one. Returns the
+// Unix ms new IDs start above. ERROR for a non-superuser (42501), when there is nothing to adopt, and
+// when new IDs would be smaller than old ones for longer than a call may wait (55000, with the latest
+// epoch that works).
+int64_t adopt_layout();
+
 // The layout and epoch to decode with; ERROR when this server's IDs would decode differently than
 // when they were issued, or when none can be trusted (a custom one without preloading).
 LayoutSpec decoding_layout();

@@ -26,8 +26,10 @@ void initialise(SharedState &state) {
 	state.state_errno = 0;
 	state.recorded_epoch_ms = epoch_ms;
 	state.recorded_layout = layout_setting.layout;
+	state.foreign_file = 0;
 	state.start_floor = StartFloor::None;
 	state.start_floor_tick = -1;
+	state.floor_from = StartFloor::None;
 	state.generator.reset();
 	state.timeline = 0;
 	state.timeline_checked = 0;

@@ -13,10 +13,10 @@
 //   restart) and initialises it only when ShmemInitStruct reports it new,
 //   before any backend or worker exists. After that these never change and
 //   are read without a lock: `lock`, `system_identifier`, `blocked`,
-//   `state_errno`, `recorded_epoch_ms`, `recorded_layout`, `start_floor` and
-//   `start_floor_tick`.
+//   `state_errno`, `foreign_file`, `recorded_epoch_ms`, `recorded_layout`,
+//   `start_floor` and `start_floor_tick`.
 // - The generator's LWLock (`lock`, the single lock of the named tranche
-//   "snowflake"): `generator`, `timeline` and `timeline_checked` are read and
+//   "snowflake"): `generator`, `floor_from`, `timeline` and `timeline_checked` are read and
 //   written only with it held, LW_EXCLUSIVE to issue, LW_SHARED to take a
 //   snapshot. Issuing holds it for one GeneratorState step (one ID, or one
 //   block of consecutive IDs): integer work with no allocation, no I/O and
@@ -25,11 +25,13 @@
 //   goes from 0 to 1 only with `lock` held, so one process at a time writes a
 //   reservation, and back to 0 by that writer without the lock, followed by a
 //   broadcast on `reserved_cv` (PostgreSQL's condition variable, with its own
-//   spinlock). The claimant stores `writer_pid` and `write_started_us` before
-//   it releases `lock`; they describe the current write while `writing` is 1.
-//   `write_latency_us` is stored with `lock` held and may be loaded without
-//   it. The writer stores `write_errno` and `write_failed_at_us` when its
-//   write ends, before it clears `writing`.
+//   spinlock). The claimant stores `writer_pid` and `write_started_us`, then
+//   a write barrier, then sets `writing`; they describe the current write
+//   while `writing` is 1. The writer stores `write_errno` and
+//   `write_failed_at_us` when its write ends, then a write barrier, then
+//   clears `writing`. A reader without the lock loads `writing`, then takes a
+//   read barrier before it loads the others. `write_latency_us` is stored with
+//   `lock` held and may be loaded without it.
 // - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
 //   lock: `node` (stored by the postmaster when it starts or reloads),
 //   `clock_offset_ms` and `write_delay_ms` (stored by a test backend), the
@@ -58,15 +60,20 @@ enum class Blocked : int32_t {
 	No,
 	StateDamaged,    // snowflake.state is invalid: the high-water mark is unknown
 	StateUnreadable, // snowflake.state could not be read at start (state_errno says why)
+	StateLost,       // no snowflake.state of this cluster's after a crash: nothing bounds the IDs issued
+	                 // since pg_control's latest checkpoint (foreign_file says whether another's was there)
 	LayoutChanged,   // snowflake.state was written with another epoch or layout (snowflake.layout)
 };
 
-// Where the first ID of this run must lie above, and why; decided once, at server start.
+// Where the floor the IDs of this run must lie above came from: at server start, or later.
 enum class StartFloor : int32_t {
-	None,           // no floor: a new cluster (or the generator is blocked)
-	Reservation,    // the reservation snowflake.state records
-	ForeignFile,    // snowflake.state is another cluster's: the clock at start plus the drift bound
-	LastCheckpoint, // no snowflake.state: pg_control's latest checkpoint + 1 s + the drift bound
+	None,                       // no floor: a new cluster (or the generator is blocked)
+	Reservation,                // the reservation snowflake.state records
+	LastCheckpoint,             // no snowflake.state of this cluster's, after a clean shutdown: pg_control's
+	                            // latest checkpoint + 1 s + the drift bound
+	CheckpointAboveReservation, // the same, above a reservation snowflake.state records that the postmaster
+	                            // did not write at that (clean) shutdown: a copy put back, a file of 0.4.0
+	NewTimeline,                // the clock at the first step on a new timeline + the drift bound (promotion)
 };
 
 // Whether snowflake_nextval() can issue an ID now, and if not, the condition that makes it fail, in
@@ -75,6 +82,7 @@ enum class Readiness : uint32_t {
 	Ok,
 	StateDamaged,
 	StateUnreadable,
+	StateLost,
 	EpochChanged,
 	LayoutChanged,
 	Recovery,
@@ -97,8 +105,10 @@ struct SharedState {
 	int32_t state_errno;          // once: why the state file was unreadable (Blocked::StateUnreadable)
 	int64_t recorded_epoch_ms;    // once: the state file's epoch (Blocked::LayoutChanged; else the setting)
 	Layout recorded_layout;       // once: the state file's layout (Blocked::LayoutChanged; else the setting)
-	StartFloor start_floor;       // once: what the floor of this run came from
+	int32_t foreign_file;         // once: 1 when snowflake.state was another cluster's at start
+	StartFloor start_floor;       // once: what the floor of this run came from at start
 	int64_t start_floor_tick;     // once: that floor (-1: none)
+	StartFloor floor_from;        // lock: what the generator's floor came from (start_floor, or a later one)
 	GeneratorState generator;     // lock
 	uint32_t timeline;            // lock: the WAL timeline the state file records (0: none), then the current one
 	int32_t timeline_checked;     // lock: 1 once a step has compared `timeline` with the current one

@@ -8,6 +8,7 @@
 #include "pg_boundary.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -64,7 +65,7 @@ struct Image {
 	uint32_t timeline;
 	int64_t reserved_tick;
 	int32_t unit_ms;
-	uint32_t zero1;
+	uint32_t exit_mark; // 0.4.0 and older wrote 0 here and never read it: a file it writes has no mark
 	uint64_t system_identifier;
 	int64_t write_latency_us;
 	pg_crc32c crc;
@@ -115,17 +116,17 @@ bool decode_image(const unsigned char *buffer, ssize_t got, StateRecord &record)
 		return false;
 	if (ImageV1 v1; head[1] == 1 && whole_image(buffer, got, v1)) {
 		record = StateRecord{v1.epoch_ms, Layout{v1.time_bits, v1.node_bits, v1.seq_bits, 1}, v1.reserved_ms,
-		                     v1.timeline, 0, 0, 1};
+		                     v1.timeline, 0, 0, 1, 0};
 		return true;
 	}
 	if (ImageV2 v2; head[1] == 2 && whole_image(buffer, got, v2)) {
 		record = StateRecord{v2.epoch_ms, Layout{v2.time_bits, v2.node_bits, v2.seq_bits, v2.unit_ms},
-		                     v2.reserved_tick, v2.timeline, 0, 0, 2};
+		                     v2.reserved_tick, v2.timeline, 0, 0, 2, 0};
 		return true;
 	}
 	if (Image v3; head[1] == kStateVersion && whole_image(buffer, got, v3)) {
 		record = StateRecord{v3.epoch_ms, Layout{v3.time_bits, v3.node_bits, v3.seq_bits, v3.unit_ms},
-		                     v3.reserved_tick, v3.timeline, v3.system_identifier, v3.write_latency_us, 3};
+		                     v3.reserved_tick, v3.timeline, v3.system_identifier, v3.write_latency_us, 3, v3.exit_mark};
 		return true;
 	}
 	return false;
@@ -137,28 +138,80 @@ void note_errno(int *failed_errno) {
 		*failed_errno = errno;
 }
 
-// Creates the file from image: written aside, fsynced, renamed into place, the directory fsynced.
-bool create_state(const Image &image, int elevel, int *failed_errno) {
-	const int fd = open(kTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
-	if (fd < 0) {
-		note_errno(failed_errno);
-		ereport(elevel, (errcode_for_file_access(), errmsg("could not create file \"%s\": %m", kTempFile)));
-		return false;
-	}
-	errno = 0;
-	const bool written = write(fd, &image, sizeof(image)) == static_cast<ssize_t>(sizeof(image));
-	const int write_errno = errno != 0 ? errno : ENOSPC; // a short write without errno means a full disk
-	if (close(fd) != 0 || !written) {
-		if (!written)
-			errno = write_errno;
-		note_errno(failed_errno);
-		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kTempFile)));
-		return false;
-	}
-	if (durable_rename(kTempFile, kStateFile, elevel) == 0)
-		return true;
+// Reports a failed step of creating the file at elevel, errno (saved first where the caller asked
+// for it) naming why; removes the file written aside when there is one. Returns false.
+bool creation_failed(int elevel, int *failed_errno, const char *what, const char *path, const char *aside) {
+	const int saved = errno;
 	note_errno(failed_errno);
+	if (aside != nullptr)
+		(void)unlink(aside);
+	errno = saved;
+	ereport(elevel, (errcode_for_file_access(), errmsg("could not %s \"%s\": %m", what, path)));
 	return false;
+}
+
+// Creates the file from image, replacing a file of an older version: written aside in the same
+// directory (a new file, never through a link planted there), fsynced, renamed into place, and the
+// directory fsynced. Where the file's name is a symbolic link (the file kept on another volume), the
+// file it leads to is replaced, in its own directory, and the link stays.
+bool create_state(const Image &image, int elevel, int *failed_errno) {
+	char path[PATH_MAX] = {}; // realpath() writes up to PATH_MAX bytes
+	char target[1024];
+	if (state_file_link(target)) {
+		if (realpath(kStateFile, path) == nullptr)
+			return creation_failed(elevel, failed_errno, "resolve the link", kStateFile, nullptr);
+	} else {
+		strlcpy(path, kStateFile, sizeof(path));
+	}
+	char dir[PATH_MAX];
+	strlcpy(dir, path, sizeof(dir));
+	get_parent_directory(dir);
+	if (dir[0] == '\0')
+		strlcpy(dir, ".", sizeof(dir));
+	char aside[PATH_MAX + 32];
+	snprintf(aside, sizeof(aside), "%s/%s", dir, kTempFile);
+	constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY;
+	int fd = open(aside, kFlags, pg_file_create_mode);
+	if (fd < 0 && errno == EEXIST && unlink(aside) == 0) // left by a write that did not finish
+		fd = open(aside, kFlags, pg_file_create_mode);
+	if (fd < 0)
+		return creation_failed(elevel, failed_errno, "create file", aside, nullptr);
+	errno = 0;
+	if (write(fd, &image, sizeof(image)) != static_cast<ssize_t>(sizeof(image))) {
+		if (errno == 0)
+			errno = ENOSPC; // a short write without errno means a full disk
+		const int saved = errno;
+		close(fd);
+		errno = saved;
+		return creation_failed(elevel, failed_errno, "write file", aside, aside);
+	}
+	if (pg_fsync(fd) != 0) {
+		const int saved = errno;
+		close(fd);
+		errno = saved;
+		return creation_failed(elevel, failed_errno, "fsync file", aside, aside);
+	}
+	if (close(fd) != 0)
+		return creation_failed(elevel, failed_errno, "close file", aside, aside);
+	if (rename(aside, path) != 0) {
+		const int saved = errno;
+		note_errno(failed_errno);
+		(void)unlink(aside);
+		errno = saved;
+		ereport(elevel, (errcode_for_file_access(), errmsg("could not rename file \"%s\" to \"%s\": %m", aside, path)));
+		return false;
+	}
+	const int dir_fd = open(dir, O_RDONLY | PG_BINARY, 0);
+	if (dir_fd < 0)
+		return creation_failed(elevel, failed_errno, "open directory", dir, nullptr);
+	if (pg_fsync(dir_fd) != 0) {
+		const int saved = errno;
+		close(dir_fd);
+		errno = saved;
+		return creation_failed(elevel, failed_errno, "fsync directory", dir, nullptr);
+	}
+	close(dir_fd);
+	return true;
 }
 
 } // namespace
@@ -214,6 +267,7 @@ bool write_state(const StateRecord &record, int elevel, int *failed_errno) {
 	image.timeline = record.timeline;
 	image.system_identifier = record.system_identifier;
 	image.write_latency_us = record.write_latency_us;
+	image.exit_mark = record.exit_mark;
 	image.crc = image_crc(&image, offsetof(Image, crc));
 
 	const int fd = open(kStateFile, O_RDWR | PG_BINARY, 0);
@@ -277,12 +331,15 @@ bool read_control(ControlFacts &facts) {
 	// initdb leaves the OID counter below FirstNormalObjectId; the first object a user creates (such as
 	// the extension itself, without which no ID is issued) moves it there for good.
 	facts.objects_created = control.checkPointCopy.nextOid >= FirstNormalObjectId;
+	const struct {
+		uint64_t lsn;
+		int64_t time;
+		uint64_t system_identifier;
+	} checkpoint{control.checkPoint, control.checkPointCopy.time, control.system_identifier};
+	facts.checkpoint_mark = image_crc(&checkpoint, sizeof(checkpoint));
+	if (facts.checkpoint_mark == 0)
+		facts.checkpoint_mark = 1;
 	return true;
-}
-
-bool cluster_shut_down_cleanly() {
-	ControlFacts facts{};
-	return read_control(facts) && facts.clean_shutdown;
 }
 
 bool state_file_link(char (&target)[1024]) {

@@ -32,28 +32,33 @@
 //   the backup, not the primary's latest. Promotion and the end of PITR move
 //   the server to a new timeline; a server that finds itself on another
 //   timeline than the file's begins above now + snowflake.max_clock_drift
-//   (shmem.cpp) before it writes the new timeline, so that floor survives
+//   (issuing.cpp) before it writes the new timeline, so that floor survives
 //   a restart too. A promoted standby should still get a node ID of its own
 //   (docs/many-servers.md).
 // - A file written by another cluster (another system identifier: copied in
-//   by hand, or a data directory assembled from two) is not trusted: the
-//   server begins above now + snowflake.max_clock_drift, as after a promotion,
-//   logs it, and records itself. A file-level backup of this cluster restored
-//   over its data directory has the same identifier and an older
-//   reservation: like PITR without a new timeline, only the clock keeps new
-//   IDs above the ones issued after that backup (docs/guarantees.md).
-// - No file (deleted, or never made): if no object was ever created in the
-//   cluster, not even the extension, no ID can have been issued, and IDs start
-//   at the clock. Otherwise they start above pg_control's latest checkpoint
-//   time + 1 s + snowflake.max_clock_drift: no ID lies further ahead of the
-//   clock than the drift bound, and after a clean shutdown none was issued
-//   after the shutdown checkpoint (reservation.cpp). pg_upgrade makes such a
-//   data directory; its checkpoint is the upgrade's.
+//   by hand, or a data directory assembled from two) is not trusted: it counts
+//   as no file (below), is logged, and the server records itself.
+// - The postmaster's write at a clean shutdown carries a mark of that
+//   shutdown's checkpoint (exit_mark). After a clean shutdown, a file without
+//   the mark of the latest one (a copy put back, a file of 0.4.0 or older) may
+//   be older than IDs issued since: the start also takes pg_control's floor
+//   (the latest checkpoint time + 1 s + snowflake.max_clock_drift) when that
+//   is higher. After a crash the file, renewed ahead of every ID, is trusted.
+// - No file of this cluster's (deleted, never made, or another cluster's): if
+//   no object was ever created in the cluster, not even the extension, no ID
+//   can have been issued, and IDs start at the clock. Otherwise, after a clean
+//   shutdown, they start above pg_control's floor; after a crash nothing
+//   bounds the IDs issued since the latest checkpoint, and generation refuses
+//   (Blocked::StateLost) until a clean stop and start (restart.cpp).
+//   pg_upgrade makes such a data directory; its checkpoint is the upgrade's,
+//   and its own start (binary-upgrade mode) writes nothing.
 // - A symbolic link in the file's place that leads nowhere (a volume that is
 //   not mounted), or any name that cannot be opened, is refused as
-//   unreadable: never taken for a missing file, never replaced.
-// - A different epoch or layout (snowflake.layout) at start is refused: generation and decoding stop with
-//   an error until the epoch is restored or the file is removed on purpose.
+//   unreadable: never taken for a missing file, never replaced. A link to a
+//   file is followed: the file it leads to is written, the link stays.
+// - A different epoch or layout (snowflake.layout) at start is refused:
+//   generation and decoding stop with an error until the old ones are
+//   restored, or the new ones adopted (snowflake_adopt_layout()).
 #pragma once
 
 #include "generator.hpp"
@@ -74,6 +79,8 @@ struct StateRecord {
 	uint64_t system_identifier; // pg_control's, of the cluster that wrote it (0: a file older than 0.3.0)
 	int64_t write_latency_us;   // the write latency estimate when it was written (0: none yet)
 	uint32_t version;           // the version read (1, 2 or 3); written: always the current one
+	uint32_t exit_mark;         // the checkpoint_mark of the clean shutdown whose postmaster wrote it at its
+	                            // exit (ControlFacts); 0 for every other write, and in files of 0.4.0 or older
 };
 
 enum class StateRead {
@@ -95,19 +102,17 @@ constexpr uint32_t kStateVersion = 3;
 // with errno stored in *failed_errno first when it is given.
 bool write_state(const StateRecord &record, int elevel, int *failed_errno = nullptr);
 
-// What pg_control says of this cluster's past, for the floor of a start without the state file.
+// What pg_control says of this cluster's past, for the floor of a start.
 struct ControlFacts {
 	bool clean_shutdown;       // a clean shutdown was the last thing recorded (not a crash or an immediate stop)
 	int64_t checkpoint_unix_s; // the time of the latest checkpoint, Unix seconds (rounded down)
 	bool objects_created;      // an object was ever created here (the OID counter reached user OIDs)
+	uint32_t checkpoint_mark;  // a fingerprint of the latest checkpoint (its WAL position, time and the
+	                           // system identifier), never 0: a state file carrying it was written after it
 };
 
 // Reads pg_control; false when it cannot be read whole with a valid CRC.
 bool read_control(ControlFacts &facts);
-
-// Whether pg_control records a clean shutdown (the checkpointer's last word before the postmaster
-// exits); false after an immediate stop or a crash, which leave it "in production", and when unreadable.
-bool cluster_shut_down_cleanly();
 
 // The target of the symbolic link in the state file's place, NUL-terminated; false when it is none.
 bool state_file_link(char (&target)[1024]);

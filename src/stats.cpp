@@ -6,6 +6,7 @@
 #include "issuing.hpp"
 #include "reservation.hpp"
 #include "restart.hpp"
+#include "state_file.hpp"
 
 namespace snowflake {
 
@@ -17,6 +18,8 @@ const char *state_text(Readiness r) noexcept {
 		return "state file damaged";
 	case Readiness::StateUnreadable:
 		return "state file unreadable";
+	case Readiness::StateLost:
+		return "state file lost";
 	case Readiness::EpochChanged:
 		return "epoch changed";
 	case Readiness::LayoutChanged:
@@ -48,8 +51,10 @@ Stats read_stats() {
 	LWLockAcquire(state.lock, LW_SHARED);
 	snap.node = node_in_effect(state);
 	snap.blocked = state.blocked;
+	snap.foreign_file = state.foreign_file != 0;
 	snap.recorded_epoch_ms = state.recorded_epoch_ms;
 	snap.generator = state.generator;
+	snap.floor_from = state.floor_from;
 	snap.clock_offset_ms = clock_offset_ms(state);
 	snap.write_latency_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us));
 	const int64_t clock_ms = generator_clock_us(state) / 1000;
@@ -78,20 +83,23 @@ Stats read_stats() {
 		if (snap.state == Readiness::ClockBehind) {
 			snap.behind_ms = step.drift_ticks * policy.layout.unit_ms;
 			snap.behind_floor = step.behind_floor || step.status == Status::Wait;
-			snap.start_floor = state.start_floor;
 			snap.resumes_unix_ms = resume_unix_ms(snap.generator, step, policy, snap.clock_offset_ms);
 		}
+		// The writer's claim: `writing` first, then (after a read barrier) what its writer stored before it.
 		const bool writing = pg_atomic_read_u32(&state.writing) != 0;
+		pg_read_barrier();
 		const int64_t write_ms = (monotonic_us() - static_cast<int64_t>(pg_atomic_read_u64(&state.write_started_us))) / 1000;
-		if (step.status == Status::Reserve && writing && write_ms > kReservationWaitMs) {
-			snap.state = Readiness::WriteStalled;
-			snap.writer_pid = static_cast<int32_t>(pg_atomic_read_u32(&state.writer_pid));
+		const int32_t writer_pid = static_cast<int32_t>(pg_atomic_read_u32(&state.writer_pid));
+		const int32_t write_errno = static_cast<int32_t>(pg_atomic_read_u32(&state.write_errno));
+		if (step.status == Status::Reserve && writing && write_ms > kStalledAfterMs) {
+			snap.state = Readiness::WriteStalled; // calls are waiting for this write
+			snap.writer_pid = writer_pid;
 			snap.state_since_us = unix_now_us() - write_ms * 1000;
 		} else if (step.status == Status::Reserve && snap.write_latency_us >= kReservationWaitMs * 1000) {
 			snap.state = Readiness::WriteStalled; // writes end, but later than a call waits for one
-		} else if (step.status == Status::Reserve && !writing && pg_atomic_read_u32(&state.write_errno) != 0) {
+		} else if (step.status == Status::Reserve && !writing && write_errno != 0) {
 			snap.state = Readiness::WriteFailing;
-			snap.write_errno = static_cast<int32_t>(pg_atomic_read_u32(&state.write_errno));
+			snap.write_errno = write_errno;
 			snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.write_failed_at_us));
 		}
 	}
@@ -99,6 +107,62 @@ Stats read_stats() {
 	if (snap.state_since_us == 0)
 		snap.state_since_us = static_cast<int64_t>(pg_atomic_read_u64(&state.seen_since_us));
 	return snap;
+}
+
+const char *state_detail(const Stats &snap) {
+	const Layout &layout = layout_setting.layout;
+	switch (snap.state) {
+	case Readiness::Ok:
+		return nullptr;
+	case Readiness::StateDamaged:
+		return "snowflake.state in the data directory is not a valid record";
+	case Readiness::StateLost:
+		return snap.foreign_file ? "snowflake.state is another cluster's, and the server stopped without a clean shutdown"
+		                         : "snowflake.state is missing, and the server stopped without a clean shutdown";
+	case Readiness::StateUnreadable: {
+		char target[1024];
+		if (snap.write_errno == ENOENT && state_file_link(target))
+			return psprintf("snowflake.state is a symbolic link to \"%s\", which did not exist at server start", target);
+		errno = snap.write_errno;
+		return psprintf("snowflake.state could not be read at server start: %m");
+	}
+	case Readiness::EpochChanged:
+		return psprintf("snowflake.epoch is %lld; the IDs on record were issued with %lld",
+		                static_cast<long long>(epoch_ms), static_cast<long long>(snap.recorded_epoch_ms));
+	case Readiness::LayoutChanged:
+		return "snowflake.layout differs from the layout the IDs on record were issued with";
+	case Readiness::Recovery:
+		return "the server is in recovery (a standby)";
+	case Readiness::NodeUnset:
+		return "snowflake.node is not set";
+	case Readiness::NodeReserved:
+		return psprintf("snowflake.node %d is the node snowflake.backfill_node reserves", snap.node);
+	case Readiness::ClockBeforeEpoch:
+		return "the system clock reads a time before snowflake.epoch";
+	case Readiness::TimeRunOut:
+		return psprintf("the next ID would need a time past the end of the time field, %s",
+		                timestamptz_to_str(unix_ms_to_timestamptz(layout.unix_ms_of(layout.max_time(), epoch_ms))));
+	case Readiness::ClockBehind:
+		if (!snap.behind_floor)
+			return psprintf("the clock is %lld ms behind the last ID issued; snowflake.max_clock_drift allows %d ms",
+			                static_cast<long long>(snap.behind_ms), max_clock_drift_ms);
+		return psprintf("the clock is %lld ms behind the time IDs must start above, %s; snowflake.max_clock_drift "
+		                "allows %d ms",
+		                static_cast<long long>(snap.behind_ms), floor_origin(snap.floor_from), max_clock_drift_ms);
+	case Readiness::WriteStalled:
+		if (snap.writer_pid == 0)
+			return psprintf("a reservation write to snowflake.state takes about %lld ms; a call waits at most %lld ms",
+			                static_cast<long long>(snap.write_latency_us / 1000),
+			                static_cast<long long>(kReservationWaitMs));
+		return psprintf("process %d has been writing a reservation to snowflake.state for %lld ms; a call waits at "
+		                "most %lld ms",
+		                snap.writer_pid, static_cast<long long>((unix_now_us() - snap.state_since_us) / 1000),
+		                static_cast<long long>(kReservationWaitMs));
+	case Readiness::WriteFailing:
+		errno = snap.write_errno;
+		return psprintf("the last reservation write to snowflake.state failed: %m");
+	}
+	return nullptr;
 }
 
 } // namespace snowflake

@@ -28,11 +28,17 @@ struct Stats {
 	int64_t state_since_us;   // since when, Unix µs: the first call or snapshot that saw it, or the write's
 	int64_t behind_ms;        // ClockBehind: how far the clock lags
 	bool behind_floor;        // ClockBehind: it lags the floor of this run, not the last ID
-	StartFloor start_floor;   // ClockBehind behind the floor: where that floor came from
+	StartFloor floor_from;    // ClockBehind behind the floor: where that floor came from
 	int64_t resumes_unix_ms;  // ClockBehind: when IDs flow again by themselves, if the clock runs on (else -1)
 	int32_t writer_pid;       // WriteStalled: the process writing
 	int32_t write_errno;      // WriteFailing: why the last write failed; StateUnreadable: why the file was
+	bool foreign_file;        // StateLost: the file in place was another cluster's
 };
+
+// What keeps snowflake_nextval() from issuing IDs, in a sentence for snowflake_state() (palloc'd or
+// static); nullptr when nothing does. Each names the fact behind the state; docs/troubleshooting.md
+// says what to do.
+const char *state_detail(const Stats &snap);
 
 // The generator's state and counters now, and whether a call could issue an ID (the step it would
 // take, taken on a copy); ERROR when snowflake is not preloaded.

@@ -1,8 +1,10 @@
 -- Issuing IDs: the generator's entry points, its monitoring view and its test hook.
 
+-- PARALLEL RESTRICTED: it runs in the leader of a parallel plan, never in a worker, so that
+-- snowflake_lastval() (the leader's own) is the last ID of the statement. Blocks stay PARALLEL SAFE.
 CREATE FUNCTION snowflake_nextval() RETURNS bigint
 AS 'MODULE_PATHNAME', 'snowflake_nextval'
-LANGUAGE C VOLATILE PARALLEL SAFE;
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION snowflake_nextval() IS
 'Returns a new snowflake ID: unique on this server and greater than every ID it issued before. Needs shared_preload_libraries and snowflake.node.';

@@ -1,4 +1,5 @@
--- The durable reservation: its report for monitoring, and a slow disk for tests.
+-- The durable reservation: its report for monitoring, adopting a new epoch or layout, and a slow disk for
+-- tests.
 
 CREATE FUNCTION snowflake_reservation(
     OUT reserved_until timestamptz, OUT lead_ms bigint, OUT write_latency_ms double precision,
@@ -20,3 +21,12 @@ REVOKE ALL ON FUNCTION snowflake_inject_write_delay(integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowflake_inject_write_delay(integer) IS
 'For tests only: makes every reservation write take delay_ms longer, as a slow disk would. Needs snowflake.fault_injection = on and a superuser.';
+
+CREATE FUNCTION snowflake_adopt_layout() RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'snowflake_adopt_layout'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION snowflake_adopt_layout() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_adopt_layout() IS
+'On a server that refuses IDs because snowflake.epoch or snowflake.layout changed, puts the new ones on record with a reservation above every ID issued under the old ones, so that after a restart every new ID is larger; returns the time new IDs start above. Refuses an epoch that would make new IDs smaller. For superusers.';

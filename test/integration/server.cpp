@@ -4,6 +4,7 @@
 #include "server.hpp"
 
 #include <csignal>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -132,6 +133,23 @@ Server::~Server() {
 
 bool Server::start() {
 	running_ = run(pg_bin() + "/pg_ctl -D " + data_ + " -l " + dir_ + "/server.log -w -t 30 start >/dev/null") == 0;
+	return running_;
+}
+
+namespace {
+// libfaketime's preload library (Debian's libfaketime, under its multiarch directory).
+std::string libfaketime() {
+	for (const auto &entry : std::filesystem::directory_iterator("/usr/lib"))
+		if (const auto lib = entry.path() / "faketime/libfaketime.so.1"; std::filesystem::exists(lib))
+			return lib.string();
+	throw std::runtime_error("libfaketime is not installed (Debian's package libfaketime)");
+}
+} // namespace
+
+bool Server::start_with_clock(int offset_s) {
+	const std::string offset = (offset_s >= 0 ? "+" : "") + std::to_string(offset_s);
+	running_ = run("LD_PRELOAD=" + libfaketime() + " FAKETIME=" + offset + " FAKETIME_DONT_FAKE_MONOTONIC=1 " +
+	               pg_bin() + "/pg_ctl -D " + data_ + " -l " + dir_ + "/server.log -w -t 30 start >/dev/null") == 0;
 	return running_;
 }
 

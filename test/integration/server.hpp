@@ -32,6 +32,9 @@ public:
 
 	// Starts the server and waits until it accepts connections; false if it would not start.
 	bool start();
+	// The same with the system clock of every process of the server moved by offset_s seconds
+	// (libfaketime; negative: behind), as on a machine whose clock is wrong.
+	bool start_with_clock(int offset_s);
 	// Stops the server with pg_ctl's mode (fast, immediate).
 	void stop(const char *mode = "fast");
 	// Appends a line to postgresql.conf.

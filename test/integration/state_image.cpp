@@ -68,6 +68,7 @@ void write_state_image(const std::string &path, const StateImage &image) {
 	if (image.version >= 2)
 		put(bytes, 40, image.layout.unit_ms);
 	if (image.version >= 3) {
+		put(bytes, 44, image.exit_mark);
 		put(bytes, 48, image.system_identifier);
 		put(bytes, 56, image.write_latency_us);
 	}
@@ -88,6 +89,7 @@ StateImage read_state_image(const std::string &path) {
 	image.reserved_tick = get<int64_t>(bytes, 32);
 	image.system_identifier = get<uint64_t>(bytes, 48);
 	image.write_latency_us = get<int64_t>(bytes, 56);
+	image.exit_mark = get<uint32_t>(bytes, 44);
 	return image;
 }
 

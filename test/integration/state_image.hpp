@@ -21,6 +21,7 @@ struct StateImage {
 	int64_t reserved_tick = 0;
 	uint64_t system_identifier = 0;
 	int64_t write_latency_us = 0;
+	uint32_t exit_mark = 0; // version 3 only: the shutdown a postmaster wrote it at (0: none)
 };
 
 // Writes image to path as its version lays it out, CRC-valid, replacing any file there.

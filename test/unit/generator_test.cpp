@@ -342,9 +342,10 @@ TEST(Reservation, LatencyEstimateRisesAtOnceAndFallsSlowly) {
 	EXPECT_EQ(reservation_lead_ms(next_write_latency_us(0, 60000000)), kMaxLeadMs);
 }
 
-TEST(Reservation, AnIdBorrowedPastTheLeadReservesOnlyItsOwnTick) {
+TEST(Reservation, AnIdBorrowedPastTheLeadReservesALeadPastItsTick) {
 	// The clock stepped back 500 ms, and blocks of a whole tick each use up the ticks up to the
-	// reservation (one lead past the last ID): the next tick is reserved exactly, not one lead past it.
+	// reservation (one lead past the last ID). The next tick, borrowed, is reserved with a lead past
+	// it: 0.4.0 reserved that tick alone, so blocks at the drift bound forced one write a tick.
 	GeneratorState state = fresh();
 	issue(state, kT0 + 500, borrow());
 	ASSERT_EQ(state.reserved_tick, kT0 + 700 - kEpoch);
@@ -352,7 +353,29 @@ TEST(Reservation, AnIdBorrowedPastTheLeadReservesOnlyItsOwnTick) {
 		ASSERT_EQ(state.next(kT0, kNode, borrow(), kTwitter.max_seq() + 1).status, Status::Issued) << tick;
 	const Step next = state.next(kT0, kNode, borrow(), kTwitter.max_seq() + 1);
 	ASSERT_EQ(next.status, Status::Reserve);
-	EXPECT_EQ(next.reserve_tick, kT0 + 701 - kEpoch);
+	EXPECT_EQ(next.reserve_tick, kT0 + 701 - kEpoch + kMinLeadMs);
+}
+
+TEST(Reservation, BlocksAtTheDriftBoundWriteOnceALead) {
+	// Whole-tick blocks as fast as they come, the clock moving 1 ms a step: IDs reach the drift
+	// bound and stay there. Reservations then come one a lead (200 ticks), not one a tick.
+	GeneratorState state = fresh();
+	const Policy policy = borrow();
+	int64_t writes = 0;
+	for (int64_t ms = 0; ms < 5000; ++ms)
+		for (int block = 0; block < 20; ++block) {
+			Step step = state.next(kT0 + ms, kNode, policy, kTwitter.max_seq() + 1);
+			if (step.status == Status::Reserve) {
+				state.reserved(step.reserve_tick);
+				++writes;
+				step = state.next(kT0 + ms, kNode, policy, kTwitter.max_seq() + 1);
+			}
+			if (step.status == Status::Wait)
+				break;
+			ASSERT_EQ(step.status, Status::Issued);
+		}
+	EXPECT_EQ(state.last_id >> kTwitter.time_shift(), kT0 + 4999 + 1000 - kEpoch); // at the bound
+	EXPECT_LE(writes, (5000 + 1000) / kMinLeadMs + 2);
 }
 
 TEST(Reservation, RepeatedCrashRestartsNeverLeadTheClockByMoreThanOneLead) {
@@ -434,7 +457,7 @@ TEST(Floor, AClockFarBehindTheFloorIsAnError) {
 	EXPECT_EQ(kTwitter.decompose(wide.id).time, kT0 - kEpoch + 1);
 }
 
-TEST(Floor, OneLeadBeyondTheBoundIsWaitedOutNotAnError) {
+TEST(Floor, OneLeadAndASecondBeyondTheBoundAreWaitedOutNotAnError) {
 	// IDs borrowed the whole 1 s bound and the reservation reached one lead (200 ms) further:
 	// after a crash the floor is 1.2 s ahead of the clock.
 	GeneratorState state = fresh();
@@ -442,8 +465,12 @@ TEST(Floor, OneLeadBeyondTheBoundIsWaitedOutNotAnError) {
 	const Step step = step_at(state, kT0, borrow());
 	EXPECT_EQ(step.status, Status::Wait);
 	EXPECT_EQ(step.wait_ticks, 201);
+	// pg_control's floor rounds its checkpoint's time up to the next second: one more is waited out.
+	GeneratorState rounded = fresh();
+	rounded.resume_above(kT0 - kEpoch + 2200);
+	EXPECT_EQ(step_at(rounded, kT0, borrow()).status, Status::Wait);
 	GeneratorState further = fresh();
-	further.resume_above(kT0 - kEpoch + 1201);
+	further.resume_above(kT0 - kEpoch + 2201);
 	EXPECT_EQ(step_at(further, kT0, borrow()).status, Status::ClockBehind);
 }
 

@@ -1,0 +1,138 @@
+// Integration tests of a change of snowflake.epoch or snowflake.layout on a
+// server that has issued IDs: the start refuses, and its HINT is followed as
+// written, through snowflake_adopt_layout() (restart.hpp). 0.4.0's hint said to
+// remove snowflake.state; with an epoch 60 s later that gave IDs below the
+// ones issued before. Now every ID after the change is above every ID before.
+#include "generator.hpp"
+#include "server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <regex>
+
+namespace snowflake::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The message of the ERROR query fails with on conn (DETAIL and HINT included), "" when it succeeds.
+std::string error_of(pqxx::connection &conn, const std::string &query) {
+	try {
+		exec(conn, {query});
+		return "";
+	} catch (const pqxx::sql_error &e) {
+		return e.what();
+	}
+}
+
+// A server on node 26 with a table of n IDs and an index on their time; the largest ID.
+long long issue_into_a_table(Server &server, int n) {
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake",
+	            "CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)",
+	            "CREATE INDEX orders_time ON orders (snowflake_timestamp(id))",
+	            "INSERT INTO orders (n) SELECT g FROM generate_series(1, " + std::to_string(n) + ") AS g"});
+	return query_int(conn, "SELECT max(id) FROM orders");
+}
+
+// After the adopting restart: the hint's REINDEX, then n more rows; every new ID must be above high.
+void check_ids_after_adopting(Server &server, long long high, int n) {
+	pqxx::connection conn = server.connect();
+	exec(conn, {"REINDEX INDEX orders_time",
+	            "INSERT INTO orders (n) SELECT g FROM generate_series(1, " + std::to_string(n) + ") AS g"});
+	EXPECT_EQ(query_int(conn, "SELECT count(*) FROM orders WHERE id > " + std::to_string(high)), n)
+	    << "an ID after the change is not above every ID before it";
+	EXPECT_EQ(query_int(conn, "SELECT count(DISTINCT id) FROM orders"), 2 * n);
+	// The reindexed index answers as the decoding does now.
+	exec(conn, {"SET enable_seqscan = off"});
+	EXPECT_EQ(query_int(conn, "SELECT count(*) FROM orders WHERE snowflake_timestamp(id) >= (SELECT "
+	                          "min(snowflake_timestamp(id)) FROM orders)"),
+	          2 * n);
+}
+
+TEST(AdoptLayout, AnEpochMovedLaterIsRefusedThenAdoptedWhereNewIdsStayAbove) {
+	Server server("adopt_later_epoch", {kPreload, "snowflake.node = 26"});
+	ASSERT_TRUE(server.start());
+	const long long high = issue_into_a_table(server, 20000);
+	server.stop();
+	server.append_conf("snowflake.epoch = '" + std::to_string(kTwitterEpochMs + 60000) + "'");
+	ASSERT_TRUE(server.start());
+	std::string hint;
+	{
+		pqxx::connection conn = server.connect();
+		const std::string refused = error_of(conn, "SELECT snowflake_nextval()");
+		EXPECT_NE(refused.find("run SELECT snowflake_adopt_layout() as a superuser, restart the server, and REINDEX"),
+		          std::string::npos)
+		    << refused;
+		// Following it: adopting an epoch 60 s later would put new IDs below old ones, so it is refused,
+		// and the hint names the latest epoch that works.
+		hint = error_of(conn, "SELECT snowflake_adopt_layout()");
+		std::cout << "  adopting an epoch 60 s later: " << hint << "\n";
+	}
+	std::smatch latest;
+	ASSERT_TRUE(std::regex_search(hint, latest, std::regex("Set snowflake.epoch to ([0-9]+) or earlier"))) << hint;
+	server.stop();
+	server.append_conf("snowflake.epoch = '" + latest[1].str() + "'");
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_adopt_layout()"), "");
+	}
+	server.stop();
+	ASSERT_TRUE(server.start());
+	check_ids_after_adopting(server, high, 20000);
+}
+
+TEST(AdoptLayout, AnEarlierEpochIsAdoptedAtOnce) {
+	Server server("adopt_earlier_epoch", {kPreload, "snowflake.node = 26"});
+	ASSERT_TRUE(server.start());
+	const long long high = issue_into_a_table(server, 20000);
+	server.stop();
+	server.append_conf("snowflake.epoch = '" + std::to_string(kTwitterEpochMs - 86400000) + "'");
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(1)"), "55000"); // decoding refuses too
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_adopt_layout()"), "");
+		// Adopted already: a second call only says so.
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_adopt_layout()"), "");
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000"); // until the restart
+	}
+	server.stop();
+	ASSERT_TRUE(server.start());
+	check_ids_after_adopting(server, high, 20000);
+	pqxx::connection conn = server.connect();
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_adopt_layout()"), "55000"); // nothing left to adopt
+}
+
+TEST(AdoptLayout, ALayoutWhoseIdsAreSmallerIsRefusedAndTheHintSaysToGoBack) {
+	Server server("adopt_js53", {kPreload, "snowflake.node = 26"});
+	ASSERT_TRUE(server.start());
+	const long long high = issue_into_a_table(server, 1000);
+	server.stop();
+	server.append_conf("snowflake.layout = 'js53'");
+	server.append_conf("snowflake.node = 6");
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		const std::string hint = error_of(conn, "SELECT snowflake_adopt_layout()");
+		EXPECT_NE(hint.find("No epoch makes this layout's IDs larger"), std::string::npos) << hint;
+		// A plain role may not adopt anything.
+		exec(conn, {"CREATE ROLE plain LOGIN"});
+	}
+	{
+		pqxx::connection plain{server.conninfo() + " user=plain"};
+		EXPECT_EQ(sqlstate_of(plain, "SELECT snowflake_adopt_layout()"), "42501");
+	}
+	server.stop();
+	server.append_conf("snowflake.layout = 'twitter'");
+	server.append_conf("snowflake.node = 26");
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	EXPECT_GT(query_int(conn, "SELECT snowflake_nextval()"), high);
+}
+
+} // namespace
+} // namespace snowflake::test
