@@ -207,10 +207,10 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 	const Stats snap = read_stats();
 	const GeneratorState &gen = snap.generator;
 	const Counters &count = gen.counters;
-	Datum values[20];
-	bool nulls[20] = {};
-	nulls[0] = snap.node < 0;
-	values[0] = Int32GetDatum(snap.node);
+	Datum values[23];
+	bool nulls[23] = {};
+	nulls[0] = snap.configured.node < 0;
+	values[0] = Int32GetDatum(snap.configured.node);
 	const Layout &layout = layout_setting.layout;
 	values[1] = TimestampTzGetDatum(unix_ms_to_timestamptz(epoch_ms));
 	values[2] = CStringGetTextDatum(psprintf("%d/%d/%d", layout.time_bits, layout.node_bits, layout.seq_bits));
@@ -230,12 +230,21 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 	values[15] = CStringGetTextDatum(state_text(snap.state));
 	values[16] = Int64GetDatum(snap.clock_offset_ms);
 	// Columns added in 0.2.0; a 0.1.0 declaration has only the 17 above, and the tuple is built
-	// from the declared descriptor, so the extra values are simply not read.
+	// from the declared descriptor, so the extra values are simply not read (nor those of 0.5.0 by
+	// an older declaration).
 	values[17] = CStringGetTextDatum(layout_setting.name);
 	char spec[64];
 	format_layout(layout, spec);
 	values[18] = CStringGetTextDatum(psprintf("%s,epoch=%lld", spec, static_cast<long long>(epoch_ms)));
 	values[19] = Int32GetDatum(layout.max_node());
+	// Added in 0.5.0: where the node came from, and what the node check found.
+	char origin[160];
+	describe_node_origin(snap.configured, origin);
+	values[20] = CStringGetTextDatum(origin);
+	values[21] = CStringGetTextDatum(node_check_text(snap.check));
+	const bool conflict = snap.check == NodeCheck::Refusing || snap.check == NodeCheck::Warning;
+	nulls[22] = !conflict;
+	values[22] = CStringGetTextDatum(snap.check_report);
 	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
 }
 

@@ -4,6 +4,8 @@
 // ERROR.
 #include "issuing.hpp"
 
+#include "claims.hpp"
+#include "node.hpp"
 #include "reservation.hpp"
 #include "restart.hpp"
 
@@ -64,24 +66,8 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 
 // Raises the ERROR for a step that can neither issue nor wait; resume_ms says when a ClockBehind
 // step's refusals end (resume_unix_ms), floor_from where the floor it lags came from.
-[[noreturn]] void raise_step_error(const Step &step, int32_t node, const Policy &policy, int64_t resume_ms,
-                                   StartFloor floor_from) {
+[[noreturn]] void raise_step_error(const Step &step, const Policy &policy, int64_t resume_ms, StartFloor floor_from) {
 	switch (step.status) {
-	case Status::NodeInvalid:
-		if (node < 0)
-			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.node is not set"),
-			                errdetail("Every server that generates snowflake IDs needs a node ID of its own."),
-			                errhint("Add \"snowflake.node = N\" to postgresql.conf, with an N from 0 to %d that no "
-			                        "other server uses, then reload the configuration.",
-			                        policy.layout.max_node())));
-		if (node == policy.reserved_node)
-			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			                errmsg("snowflake.node %d is reserved for backfilled IDs by snowflake.backfill_node", node),
-			                errhint("Give this server another node, or reserve another node for backfill.")));
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("snowflake.node %d is out of range for snowflake.layout \"%s\"", node,
-		                       layout_setting.name),
-		                errhint("Set snowflake.node to a value from 0 to %d.", policy.layout.max_node())));
 	case Status::ClockBehind:
 		raise_clock_behind(step, policy, resume_ms, floor_from);
 	case Status::BeforeEpoch:
@@ -97,6 +83,7 @@ void wait_for_clock(SharedState &state, int64_t until_us) {
 		                   timestamptz_to_str(unix_ms_to_timestamptz(
 		                       policy.layout.unix_ms_of(policy.layout.max_time(), policy.epoch_ms)))),
 		         errhint("Check the system clock; if it is right, this ID space is used up.")));
+	case Status::NodeInvalid: // raise_node_error()'s
 	case Status::Issued:
 	case Status::Reserve:
 	case Status::Wait:
@@ -178,6 +165,7 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 		                 "of its own.")));
 	}
 	check_not_blocked(state);
+	await_first_node_check(state); // the first calls after a start: a conflict found at once costs no ID
 	int64_t give_up_at = -1;
 	ReservationWait wait; // one bound on waiting for reservations for the whole call, clock waits or not
 	for (;;) {
@@ -198,7 +186,7 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 			return step.id;
 		}
 		if (step.status != Status::Wait) {
-			const Readiness refusal = readiness_of(step, node, policy);
+			const Readiness refusal = readiness_of(state, step, node, policy);
 			if (note_state(state, refusal) && refusal == Readiness::ClockBehind)
 				ereport(LOG, (errmsg("snowflake: refusing IDs until about %s (for %lld s): the clock is %lld ms "
 				                     "behind %s",
@@ -206,7 +194,9 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 				                     static_cast<long long>(std::max<int64_t>(0, (resume_ms - unix_now_ms()) / 1000)),
 				                     static_cast<long long>(step.drift_ticks * policy.layout.unit_ms),
 				                     step.behind_floor ? "the floor of this run" : "the last ID issued")));
-			raise_step_error(step, node, policy, resume_ms, floor_from);
+			if (step.status == Status::NodeInvalid)
+				raise_node_error(state, node, policy);
+			raise_step_error(step, policy, resume_ms, floor_from);
 		}
 		const int64_t started = monotonic_us();
 		if (give_up_at < 0)
@@ -235,10 +225,10 @@ int64_t max_wait_ms(const Policy &policy) noexcept {
 	return (policy.floor_reach_ticks() + 1) * policy.layout.unit_ms + 1000;
 }
 
-Readiness readiness_of(const Step &step, int32_t node, const Policy &policy) noexcept {
+Readiness readiness_of(SharedState &state, const Step &step, int32_t node, const Policy &policy) noexcept {
 	switch (step.status) {
 	case Status::NodeInvalid:
-		return node >= 0 && node == policy.reserved_node ? Readiness::NodeReserved : Readiness::NodeUnset;
+		return node_readiness(state, node, policy);
 	case Status::ClockBehind:
 		return Readiness::ClockBehind;
 	case Status::BeforeEpoch:

@@ -26,8 +26,8 @@ IdBlock next_block(int64_t count);
 // How long one call may wait for the clock in all before it gives up (see issuing.cpp).
 int64_t max_wait_ms(const Policy &policy) noexcept;
 
-// What a step that neither issued nor waited means for callers.
-Readiness readiness_of(const Step &step, int32_t node, const Policy &policy) noexcept;
+// What a step that neither issued nor waited means for callers (node: the node word it used).
+Readiness readiness_of(SharedState &state, const Step &step, int32_t node, const Policy &policy) noexcept;
 
 // When a ClockBehind step's refusals end by themselves, the clock running on, in Unix ms of the system
 // clock (the generator's, moved by offset_ms, reaches it offset_ms earlier): when the lag behind the

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "generator.hpp"
+#include "node_source.hpp"
 
 #include <ctime>
 #include <utility>
@@ -22,13 +23,16 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/transam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_control.h"
 #include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type_d.h"
 #include "common/file_perm.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -40,6 +44,7 @@ extern "C" {
 #include "port/pg_crc32c.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
 #include "storage/condition_variable.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
@@ -48,11 +53,13 @@ extern "C" {
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
 #include "utils/lsyscache.h"
 #include "utils/rangetypes.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 #include "utils/wait_event.h"
@@ -65,8 +72,17 @@ static_assert(noexcept(std::declval<snowflake::GeneratorState &>().next(0, 0, sn
 
 namespace snowflake {
 
-// Settings, defined and validated in snowflake.cpp.
+// What the server that took a node later does when the node check finds the node taken.
+enum class NodeConflictPolicy : int { Refuse, Warn };
+
+// Settings, defined and validated in settings.cpp.
 extern int node_setting;             // snowflake.node, -1 when unset
+extern NodeSourceKind node_source_kind; // snowflake.node_source, parsed
+extern char node_source_variable[65];   // snowflake.node_source 'env:NAME': NAME
+extern int node_offset_setting;      // snowflake.node_offset
+extern char *check_database;         // snowflake.database: where the node check connects
+extern int node_check_interval_s;    // snowflake.node_check_interval, 0: off
+extern int node_conflict_setting;    // snowflake.node_conflict, a NodeConflictPolicy value
 extern int max_clock_drift_ms;       // snowflake.max_clock_drift
 extern int clock_policy_setting;     // snowflake.clock_policy, a ClockPolicy value
 extern int64_t epoch_ms;             // snowflake.epoch, parsed

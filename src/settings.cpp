@@ -7,8 +7,9 @@
 // defines the restart-only ones and reserves the prefix.
 #include "settings.hpp"
 
-#include "shmem.hpp"
+#include "node.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -21,11 +22,18 @@ int64_t epoch_ms = kTwitterEpochMs;
 bool fault_injection_enabled = false;
 int backfill_node_setting = -1;
 LayoutSpec layout_setting{kTwitter, kTwitterEpochMs, false, "twitter"};
+NodeSourceKind node_source_kind = NodeSourceKind::Setting;
+char node_source_variable[65] = "";
+int node_offset_setting = 0;
+char *check_database = nullptr;
+int node_check_interval_s = 5;
+int node_conflict_setting = static_cast<int>(NodeConflictPolicy::Refuse);
 
 namespace {
 
 char *epoch_text = nullptr;  // snowflake.epoch as written; epoch_ms holds its value
 char *layout_text = nullptr; // snowflake.layout as written; layout_setting holds its value
+char *node_source_text = nullptr; // snowflake.node_source as written; node_source_kind and _variable hold it
 
 // Every setting's name, for defining it and for re-checking its configured value.
 constexpr const char *kNode = "snowflake.node";
@@ -35,8 +43,16 @@ constexpr const char *kClockPolicy = "snowflake.clock_policy";
 constexpr const char *kFaultInjection = "snowflake.fault_injection";
 constexpr const char *kBackfillNode = "snowflake.backfill_node";
 constexpr const char *kLayout = "snowflake.layout";
-constexpr const char *kSettings[] = {kLayout,       kEpoch,          kNode,        kMaxClockDrift,
-                                     kClockPolicy, kFaultInjection, kBackfillNode};
+constexpr const char *kNodeSource = "snowflake.node_source";
+constexpr const char *kNodeOffset = "snowflake.node_offset";
+constexpr const char *kDatabase = "snowflake.database";
+constexpr const char *kNodeCheckInterval = "snowflake.node_check_interval";
+constexpr const char *kNodeConflict = "snowflake.node_conflict";
+constexpr const char *kSettings[] = {kLayout,     kEpoch,        kNode,         kNodeSource,      kNodeOffset,
+                                     kMaxClockDrift, kClockPolicy, kFaultInjection, kBackfillNode, kDatabase,
+                                     kNodeCheckInterval, kNodeConflict};
+// The settings that take a restart.
+constexpr const char *kRestartOnly[] = {kLayout, kEpoch, kFaultInjection, kDatabase};
 
 // What postgresql.conf (or the command line) set each setting to before it was defined; nullptr if nothing.
 const char *configured[std::size(kSettings)] = {};
@@ -46,6 +62,19 @@ const config_enum_entry clock_policy_options[] = {
     {"wait", static_cast<int>(ClockPolicy::Wait), false},
     {nullptr, 0, false},
 };
+
+const config_enum_entry node_conflict_options[] = {
+    {"refuse", static_cast<int>(NodeConflictPolicy::Refuse), false},
+    {"warn", static_cast<int>(NodeConflictPolicy::Warn), false},
+    {nullptr, 0, false},
+};
+
+// Hands the node the settings give now to the shared generator: in the postmaster, once it exists
+// (at start, shmem.cpp's initialise publishes it; node.hpp).
+void publish_node() {
+	if (shared_state != nullptr && !IsUnderPostmaster)
+		publish_configured_node(*shared_state);
+}
 
 // Why text is not a usable snowflake.epoch, or nullptr with its value in epoch. In a running server
 // (ALTER SYSTEM, a reload) that includes an epoch that does not suit the clock; at start the clock
@@ -129,9 +158,45 @@ static void assign_layout(const char *, void *extra) {
 	layout_setting = *static_cast<LayoutSpec *>(extra);
 }
 
-// Hands a changed node to the shared generator (in the postmaster; see shmem.hpp).
+// Hands a changed node to the shared generator. (PostgreSQL stores the new value after the hook;
+// it is stored first here, so that the node derived from all the settings sees it.)
 static void assign_node(int newval, void *) {
-	publish_node(newval);
+	node_setting = newval;
+	publish_node();
+}
+
+// The same for snowflake.node_offset.
+static void assign_node_offset(int newval, void *) {
+	node_offset_setting = newval;
+	publish_node();
+}
+
+// Accepts setting, hostname, env:NAME or citus (parse_node_source); passes the parsed source on in extra.
+static bool check_node_source(char **newval, void **extra, GucSource) {
+	NodeSource source{};
+	if (const char *problem = *newval != nullptr ? parse_node_source(*newval, source)
+	                                             : "snowflake.node_source is setting, hostname, env:NAME or citus.") {
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	auto *parsed = static_cast<NodeSource *>(guc_malloc(LOG, sizeof(NodeSource) + 65));
+	if (parsed == nullptr)
+		return false;
+	char *name = reinterpret_cast<char *>(parsed + 1); // the variable's name, copied after the struct
+	memcpy(name, source.variable.data(), source.variable.size());
+	name[source.variable.size()] = '\0';
+	*parsed = NodeSource{source.kind, std::string_view(name, source.variable.size())};
+	*extra = parsed;
+	return true;
+}
+
+// Installs the node source check_node_source parsed, and hands the node it gives on.
+static void assign_node_source(const char *, void *extra) {
+	const NodeSource &source = *static_cast<NodeSource *>(extra);
+	node_source_kind = source.kind;
+	memcpy(node_source_variable, source.variable.data(), source.variable.size());
+	node_source_variable[source.variable.size()] = '\0';
+	publish_node();
 }
 
 } // extern "C"
@@ -145,6 +210,28 @@ void define_reloadable_settings() {
 	                        "refuses to run.",
 	                        &node_setting, -1, -1, layout_setting.layout.max_node(), PGC_SIGHUP, 0, nullptr,
 	                        assign_node, nullptr);
+	DefineCustomStringVariable(kNodeSource, "Sets where this server's node ID comes from.",
+	                           "setting (the default: snowflake.node), hostname (the trailing digits of the host "
+	                           "name), env:NAME (the postmaster's environment variable NAME) or citus (this "
+	                           "server's Citus group id).",
+	                           &node_source_text, "setting", PGC_SIGHUP, 0, check_node_source, assign_node_source,
+	                           nullptr);
+	DefineCustomIntVariable(kNodeOffset, "Sets the number added to the node that snowflake.node_source derives.",
+	                        "From 0 to the layout's last node; lets two sets of servers share one ID space (0 and "
+	                        "512, say). Not used with snowflake.node_source = setting.",
+	                        &node_offset_setting, 0, 0, layout_setting.layout.max_node(), PGC_SIGHUP, 0, nullptr,
+	                        assign_node_offset, nullptr);
+	DefineCustomIntVariable(kNodeCheckInterval,
+	                        "Sets how often the node check looks for another server on this server's node.",
+	                        "0 turns the check off.", &node_check_interval_s, 5, 0, 90, PGC_SIGHUP, GUC_UNIT_S,
+	                        nullptr, nullptr, nullptr);
+	DefineCustomEnumVariable(kNodeConflict,
+	                         "Sets what the server that took a node later does when the node check finds its node "
+	                         "taken by another server.",
+	                         "refuse (the default) refuses IDs until the node is fixed; warn keeps issuing, and both "
+	                         "servers warn.",
+	                         &node_conflict_setting, static_cast<int>(NodeConflictPolicy::Refuse),
+	                         node_conflict_options, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable(kMaxClockDrift,
 	                        "Sets how far the system clock may fall behind the last issued ID before "
 	                        "snowflake_nextval() raises an error.",
@@ -183,6 +270,10 @@ void define_startup_settings() {
 		snprintf(text, sizeof(text), "%lld", static_cast<long long>(layout_setting.epoch_ms));
 		SetConfigOption(kEpoch, text, PGC_POSTMASTER, PGC_S_DYNAMIC_DEFAULT);
 	}
+	DefineCustomStringVariable(kDatabase, "Sets the database the node check connects to.",
+	                           "The database where the snowflake extension (and, for snowflake.node_source = citus, "
+	                           "Citus) is installed.",
+	                           &check_database, "postgres", PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
 	DefineCustomBoolVariable(kFaultInjection,
 	                         "Lets superusers move the ID generator's clock (snowflake_inject_clock_offset()) and slow "
 	                         "its reservation writes (snowflake_inject_write_delay()).",
@@ -252,6 +343,15 @@ void enforce_configured_values() {
 			                        ERROR, false);
 }
 
+// Every setting's name, as "a, b and c".
+const char *setting_names() {
+	StringInfoData names;
+	initStringInfo(&names);
+	for (size_t i = 0; i < std::size(kSettings); ++i)
+		appendStringInfo(&names, "%s%s", i == 0 ? "" : i + 1 == std::size(kSettings) ? " and " : ", ", kSettings[i]);
+	return names.data;
+}
+
 // A line such as "snowflake.nod = 3" would leave the server without the node it was meant to have
 // (reserving the prefix only warns and removes it): stops the start instead, naming the line.
 // Call after defining every setting, so that any snowflake.* placeholder left is unknown.
@@ -268,9 +368,7 @@ void refuse_unknown_settings() {
 		                    ? errdetail("It is set in \"%s\", line %d, but snowflake has no such setting.",
 		                                setting.sourcefile, setting.sourceline)
 		                    : errdetail("It is set on the command line, but snowflake has no such setting."),
-		                errhint("Correct or remove it. snowflake's settings are snowflake.node, snowflake.layout, "
-		                        "snowflake.epoch, snowflake.max_clock_drift, snowflake.clock_policy, "
-		                        "snowflake.backfill_node and snowflake.fault_injection.")));
+		                errhint("Correct or remove it. snowflake's settings are %s.", setting_names())));
 	}
 }
 
@@ -278,10 +376,18 @@ void refuse_unknown_settings() {
 void log_settings_in_effect() {
 	char spec[64];
 	format_layout(layout_setting.layout, spec);
-	char node[16] = "unset";
-	if (node_setting >= 0)
-		snprintf(node, sizeof(node), "%d", node_setting);
-	ereport(LOG, (errmsg("snowflake: node %s, layout %s (%s), epoch %lld (%s), max_clock_drift %d ms, clock_policy %s",
+	const DerivedNode derived = derive_node();
+	char origin[160];
+	describe_node_origin(ConfiguredNode{derived.node, derived.problem, node_source_kind, derived.number}, origin);
+	char node[256];
+	if (derived.problem == NodeProblem::None)
+		snprintf(node, sizeof(node), "node %d from %s", derived.node, origin);
+	else if (derived.problem == NodeProblem::CitusPending)
+		snprintf(node, sizeof(node), "node from the Citus group, read by the node check in database \"%s\"",
+		         check_database);
+	else
+		snprintf(node, sizeof(node), "no node (%s)", node_problem_text(derived.problem));
+	ereport(LOG, (errmsg("snowflake: %s, layout %s (%s), epoch %lld (%s), max_clock_drift %d ms, clock_policy %s",
 	                     node, layout_setting.name, spec, static_cast<long long>(epoch_ms),
 	                     timestamptz_to_str(unix_ms_to_timestamptz(epoch_ms)), max_clock_drift_ms,
 	                     clock_policy_options[clock_policy_setting].name)));
@@ -313,7 +419,7 @@ void refuse_session_change(const VariableSetStmt &stmt) {
 	for (const char *name : kSettings) {
 		if (strcmp(stmt.name, name) != 0)
 			continue;
-		if (name == kLayout || name == kEpoch || name == kFaultInjection)
+		if (std::find(std::begin(kRestartOnly), std::end(kRestartOnly), name) != std::end(kRestartOnly))
 			ereport(ERROR, (errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
 			                errmsg("parameter \"%s\" cannot be changed without restarting the server", name),
 			                errhint("Set it in postgresql.conf (or with ALTER SYSTEM SET %s = ...) and restart the "

@@ -33,7 +33,10 @@ void initialise(SharedState &state) {
 	state.generator.reset();
 	state.timeline = 0;
 	state.timeline_checked = 0;
-	pg_atomic_init_u32(&state.node, static_cast<uint32>(node_setting));
+	pg_atomic_init_u32(&state.node, static_cast<uint32>(-1));
+	pg_atomic_init_u64(&state.configured_node, static_cast<uint64>(static_cast<uint32>(-1)));
+	pg_atomic_init_u64(&state.node_number, static_cast<uint64>(-1));
+	pg_atomic_init_u32(&state.refused_node, static_cast<uint32>(-1));
 	pg_atomic_init_u64(&state.clock_offset_ms, 0);
 	pg_atomic_init_u64(&state.write_delay_ms, 0);
 	ConditionVariableInit(&state.reserved_cv);
@@ -51,6 +54,13 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u64(&state.caller_waits, 0);
 	pg_atomic_init_u32(&state.seen_state, static_cast<uint32>(Readiness::Ok));
 	pg_atomic_init_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
+	state.created_us = monotonic_us();
+	pg_atomic_init_u32(&state.check_status, 0);
+	pg_atomic_init_u64(&state.check_at_us, 0);
+	pg_atomic_init_u32(&state.check_passes, 0);
+	ConditionVariableInit(&state.checked_cv);
+	pg_atomic_init_u32(&state.report_version, 0);
+	state.report[0] = '\0';
 	on_create(state);
 }
 
@@ -116,9 +126,9 @@ int64_t monotonic_us() noexcept {
 
 uint32 wait_event(WaitFor what) {
 #if SNOWFLAKE_NAMED_WAIT_EVENTS
-	static uint32 events[4] = {};
-	static const char *const names[4] = {"SnowflakeClock", "SnowflakeReservation", "SnowflakeReservationWrite",
-	                                     "SnowflakeRenewer"};
+	static uint32 events[5] = {};
+	static const char *const names[5] = {"SnowflakeClock", "SnowflakeReservation", "SnowflakeReservationWrite",
+	                                     "SnowflakeRenewer", "SnowflakeNodeCheck"};
 	const int i = static_cast<int>(what);
 	if (events[i] == 0)
 		events[i] = WaitEventExtensionNew(names[i]);
@@ -138,9 +148,5 @@ void install_shmem_hooks(OnCreate create, OnExit exit) {
 	shmem_startup_hook = snowflake_shmem_startup;
 }
 
-void publish_node(int node) noexcept {
-	if (shared_state != nullptr && !IsUnderPostmaster)
-		pg_atomic_write_u32(&shared_state->node, static_cast<uint32>(node));
-}
 
 } // namespace snowflake

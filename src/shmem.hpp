@@ -14,7 +14,7 @@
 //   before any backend or worker exists. After that these never change and
 //   are read without a lock: `lock`, `system_identifier`, `blocked`,
 //   `state_errno`, `foreign_file`, `recorded_epoch_ms`, `recorded_layout`,
-//   `start_floor` and `start_floor_tick`.
+//   `start_floor`, `start_floor_tick` and `created_us`.
 // - The generator's LWLock (`lock`, the single lock of the named tranche
 //   "snowflake"): `generator`, `floor_from`, `timeline` and `timeline_checked` are read and
 //   written only with it held, LW_EXCLUSIVE to issue, LW_SHARED to take a
@@ -33,7 +33,8 @@
 //   read barrier before it loads the others. `write_latency_us` is stored with
 //   `lock` held and may be loaded without it.
 // - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
-//   lock: `node` (stored by the postmaster when it starts or reloads),
+//   lock: `node`, `configured_node`, `node_number` and `refused_node` (node.hpp
+//   has the protocol that publishes them),
 //   `clock_offset_ms` and `write_delay_ms` (stored by a test backend), the
 //   renewal worker's `renewer_latch` (stored by the worker at its start and
 //   exit, loaded by callers to wake it), the counters `waits`, `wait_us`,
@@ -43,6 +44,12 @@
 //   atomic and an old one in another: each is a fact on its own, and nothing
 //   is derived from two of them together but a state and its "since", which
 //   may be a moment stale.
+// - The node check's report (claims.hpp): `check_status`, `check_at_us` and
+//   `check_passes` are atomics only its worker stores; `report` is written by
+//   that worker alone under a sequence lock (`report_version` made odd, a
+//   write barrier, the text, a write barrier, made even), and read by
+//   copying it between two loads of an even, unchanged version;
+//   `checked_cv` is broadcast after every pass.
 // - At a clean shutdown the postmaster (every backend and the worker gone)
 //   reads the generator without the lock and writes the exact last ID to the
 //   state file. After a crash it writes nothing: shared memory is suspect, and
@@ -87,6 +94,13 @@ enum class Readiness : uint32_t {
 	LayoutChanged,
 	Recovery,
 	NodeUnset,
+	NodeSetTwice,
+	NoNodeInHostName,
+	NodeVariableUnset,
+	NodeVariableInvalid,
+	NodeOutOfRange,
+	CitusGroupUnknown,
+	NodeConflict,
 	NodeReserved,
 	ClockBeforeEpoch,
 	TimeRunOut,
@@ -112,7 +126,10 @@ struct SharedState {
 	GeneratorState generator;     // lock
 	uint32_t timeline;            // lock: the WAL timeline the state file records (0: none), then the current one
 	int32_t timeline_checked;     // lock: 1 once a step has compared `timeline` with the current one
-	pg_atomic_uint32 node;        // atomic: the node in effect, as int32 bits; -1 when unset
+	pg_atomic_uint32 node;        // atomic: the node in effect, as int32 bits (node.hpp); -1 when none
+	pg_atomic_uint64 configured_node; // atomic: what the node source gave, packed (node.hpp)
+	pg_atomic_uint64 node_number;     // atomic: the number the source read, before the offset (-1: none)
+	pg_atomic_uint32 refused_node;    // atomic: the node a node conflict refuses, as int32 bits (-1: none)
 	pg_atomic_uint64 clock_offset_ms; // atomic: int64 bits added to the system clock; 0 unless a test injected it
 	pg_atomic_uint64 write_delay_ms;  // atomic: added to every reservation write; 0 unless a test injected it
 	ConditionVariable reserved_cv;    // its own spinlock: broadcast when a reservation write ends
@@ -130,10 +147,17 @@ struct SharedState {
 	pg_atomic_uint64 caller_waits;     // atomic counter: callers that waited for another's write
 	pg_atomic_uint32 seen_state;       // atomic: the Readiness a call or a snapshot saw last
 	pg_atomic_uint64 seen_since_us;    // atomic: since when, Unix µs
+	int64_t created_us;                // once: when the state was created, on the monotonic clock
+	pg_atomic_uint32 check_status;     // atomic: what the node check found last (claims.hpp)
+	pg_atomic_uint64 check_at_us;      // atomic: when its last pass ended, Unix µs (0: none yet)
+	pg_atomic_uint32 check_passes;     // atomic: its passes since the state was created
+	ConditionVariable checked_cv;      // its own spinlock: broadcast after every pass of the node check
+	pg_atomic_uint32 report_version;   // atomic: the sequence lock over `report`, odd while it is rewritten
+	char report[192];                  // report_version: the other server on this node, or the check's error
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");
-static_assert(sizeof(SharedState) <= 512, "the generator's shared memory stays small (docs/performance.md has its size)");
+static_assert(sizeof(SharedState) <= 1024, "the generator's shared memory stays small (docs/performance.md has its size)");
 
 // The shared state once this process attached to it; nullptr before, and always without preloading.
 // Hidden, so that the check before every ID loads it directly rather than through the symbol table.
@@ -150,7 +174,8 @@ inline SharedState &preloaded() {
 	return *shared_state;
 }
 
-// The node in effect (-1: unset).
+// The node word the hot path reads: the node in effect, or -1 (none), or a node with kNodeRefused
+// set (node.hpp).
 inline int32_t node_in_effect(SharedState &state) noexcept {
 	return static_cast<int32_t>(pg_atomic_read_u32(&state.node));
 }
@@ -174,8 +199,9 @@ bool note_state(SharedState &state, Readiness r) noexcept;
 // What snowflake waits for. wait_event() names each in pg_stat_activity on PostgreSQL 17 and later
 // (registered by the first such wait of each process): SnowflakeClock (a call waits for the clock),
 // SnowflakeReservation (for another process's reservation write), SnowflakeReservationWrite (it
-// writes one) and SnowflakeRenewer (the renewal worker idles); the generic Extension before 17.
-enum class WaitFor { Clock, Reservation, ReservationWrite, Renewer };
+// writes one), SnowflakeRenewer (the renewal worker idles) and SnowflakeNodeCheck (a call waits for
+// the node check's first pass; the node check idles); the generic Extension before 17.
+enum class WaitFor { Clock, Reservation, ReservationWrite, Renewer, NodeCheck };
 uint32 wait_event(WaitFor what);
 
 // What the postmaster does with a state it created (fill it in from what is on disk) and at its exit
@@ -186,8 +212,5 @@ using OnExit = void (*)(SharedState &state, int exit_code);
 // Hooks the shared state into server start, with what to do when it is created and at the
 // postmaster's exit; call from _PG_init while preloading only.
 void install_shmem_hooks(OnCreate on_create, OnExit on_exit);
-
-// Makes node the one the next ID uses; acts only in the postmaster, once the state exists.
-void publish_node(int node) noexcept;
 
 } // namespace snowflake

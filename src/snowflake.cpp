@@ -3,6 +3,8 @@
 // generator, its background worker and the hook that gives SET of a setting
 // its hint. Without preloading, CREATE EXTENSION works, the decode functions
 // work with the default epoch, and snowflake_nextval() refuses.
+#include "claims.hpp"
+#include "node.hpp"
 #include "reservation.hpp"
 #include "restart.hpp"
 #include "settings.hpp"
@@ -12,12 +14,20 @@ SNOWFLAKE_MODULE_MAGIC;
 
 PGDLLEXPORT void _PG_init(void);
 PGDLLEXPORT void snowflake_renewer_main(Datum);
+PGDLLEXPORT void snowflake_node_check_main(Datum);
 }
 
 namespace snowflake {
 namespace {
 
 ProcessUtility_hook_type prev_process_utility = nullptr;
+
+// Fills a new shared state in, in the postmaster: the node the settings give (node.hpp), then what
+// snowflake.state and pg_control say of the IDs issued before (restart.hpp).
+void fill_in(SharedState &state) {
+	publish_configured_node(state);
+	recover_reservation(state);
+}
 
 extern "C" {
 // ProcessUtility_hook: refuses SET of a snowflake setting with a hint, then chains.
@@ -33,19 +43,19 @@ static void snowflake_process_utility(PlannedStmt *pstmt, const char *query, boo
 }
 } // extern "C"
 
-// Registers the background worker that renews the durable reservation ahead of need (reservation.hpp),
-// started once recovery is over (a standby issues no IDs) and again a second after it exits. It
-// connects to no database, only to show in pg_stat_activity with its wait events.
-void register_renewer() {
+// Registers a background worker of this library: its name (also its type), its entry point, and how
+// many seconds after an exit the postmaster starts it again. Each starts once recovery is over (a
+// standby issues no IDs, and claims no node) and connects to a database if it names one.
+void register_worker(const char *name, const char *function, int restart_s) {
 	BackgroundWorker worker;
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
+	worker.bgw_restart_time = restart_s;
 	snprintf(worker.bgw_library_name, sizeof(worker.bgw_library_name), "snowflake");
-	snprintf(worker.bgw_function_name, sizeof(worker.bgw_function_name), "snowflake_renewer_main");
-	snprintf(worker.bgw_name, sizeof(worker.bgw_name), "snowflake reservation renewer");
-	snprintf(worker.bgw_type, sizeof(worker.bgw_type), "snowflake reservation renewer");
+	snprintf(worker.bgw_function_name, sizeof(worker.bgw_function_name), "%s", function);
+	snprintf(worker.bgw_name, sizeof(worker.bgw_name), "%s", name);
+	snprintf(worker.bgw_type, sizeof(worker.bgw_type), "%s", name);
 	RegisterBackgroundWorker(&worker);
 }
 
@@ -63,8 +73,15 @@ void _PG_init(void) {
 	snowflake::define_settings(process_shared_preload_libraries_in_progress);
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-	snowflake::install_shmem_hooks(snowflake::recover_reservation, snowflake::record_last_id_at_exit);
-	snowflake::register_renewer();
+	snowflake::install_shmem_hooks(snowflake::fill_in, snowflake::record_last_id_at_exit);
+	// The reservation's renewal worker (reservation.hpp) connects to no database, only to show in
+	// pg_stat_activity with its wait events; the node check (claims.hpp) to snowflake.database. Neither
+	// runs while pg_upgrade drives the server (binary-upgrade mode): nothing is issued then, and a
+	// session in a database would stop pg_upgrade from dropping and restoring it.
+	if (!IsBinaryUpgrade) {
+		snowflake::register_worker("snowflake reservation renewer", "snowflake_renewer_main", 1);
+		snowflake::register_worker("snowflake node check", "snowflake_node_check_main", 10);
+	}
 	snowflake::install_utility_hook();
 }
 
@@ -75,4 +92,14 @@ void snowflake_renewer_main(Datum) {
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(nullptr, nullptr, 0); // no database: a row in pg_stat_activity
 	snowflake::renew_reservations();
+}
+
+// The node check's entry point: the usual signal handling, a connection to snowflake.database, then
+// its loop (claims.cpp).
+void snowflake_node_check_main(Datum) {
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(snowflake::check_database, nullptr, 0);
+	snowflake::check_nodes();
 }

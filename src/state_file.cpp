@@ -166,10 +166,13 @@ bool create_state(const Image &image, int elevel, int *failed_errno) {
 	char dir[PATH_MAX];
 	strlcpy(dir, path, sizeof(dir));
 	get_parent_directory(dir);
-	if (dir[0] == '\0')
-		strlcpy(dir, ".", sizeof(dir));
 	char aside[PATH_MAX + 32];
-	snprintf(aside, sizeof(aside), "%s/%s", dir, kTempFile);
+	if (dir[0] == '\0') { // the data directory, every server process's working directory
+		strlcpy(dir, ".", sizeof(dir));
+		strlcpy(aside, kTempFile, sizeof(aside));
+	} else {
+		snprintf(aside, sizeof(aside), "%s/%s", dir, kTempFile);
+	}
 	constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY;
 	int fd = open(aside, kFlags, pg_file_create_mode);
 	if (fd < 0 && errno == EEXIST && unlink(aside) == 0) // left by a write that did not finish

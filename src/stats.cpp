@@ -28,6 +28,20 @@ const char *state_text(Readiness r) noexcept {
 		return "recovery";
 	case Readiness::NodeUnset:
 		return "node unset";
+	case Readiness::NodeSetTwice:
+		return "node set twice";
+	case Readiness::NoNodeInHostName:
+		return "no node in host name";
+	case Readiness::NodeVariableUnset:
+		return "node variable unset";
+	case Readiness::NodeVariableInvalid:
+		return "node variable invalid";
+	case Readiness::NodeOutOfRange:
+		return "node out of range";
+	case Readiness::CitusGroupUnknown:
+		return "citus group unknown";
+	case Readiness::NodeConflict:
+		return "node conflict";
 	case Readiness::NodeReserved:
 		return "node reserved";
 	case Readiness::ClockBeforeEpoch:
@@ -65,6 +79,9 @@ Stats read_stats() {
 	snap.renewals = static_cast<int64_t>(pg_atomic_read_u64(&state.renewals));
 	snap.caller_writes = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_writes));
 	snap.caller_waits = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_waits));
+	snap.configured = configured_node(state);
+	snap.check = node_check_report(state, snap.check_report);
+	snap.check_at_us = static_cast<int64_t>(pg_atomic_read_u64(&state.check_at_us));
 
 	// Whether a call could issue an ID now: the checks it makes first, then the step it would take,
 	// taken on a copy of the generator, and for a step that needs a reservation, how writing goes.
@@ -77,7 +94,7 @@ Stats read_stats() {
 	if (snap.state == Readiness::Ok) {
 		GeneratorState copy = snap.generator;
 		const Step step = copy.next(clock_ms, snap.node, policy, 1);
-		snap.state = readiness_of(step, snap.node, policy);
+		snap.state = readiness_of(state, step, snap.node, policy);
 		if (step.status == Status::Wait && step.wait_ticks * policy.layout.unit_ms > max_wait_ms(policy))
 			snap.state = Readiness::ClockBehind; // a call would give up waiting
 		if (snap.state == Readiness::ClockBehind) {
@@ -135,6 +152,17 @@ const char *state_detail(const Stats &snap) {
 		return "the server is in recovery (a standby)";
 	case Readiness::NodeUnset:
 		return "snowflake.node is not set";
+	case Readiness::NodeSetTwice:
+	case Readiness::NoNodeInHostName:
+	case Readiness::NodeVariableUnset:
+	case Readiness::NodeVariableInvalid:
+	case Readiness::CitusGroupUnknown:
+		return node_problem_text(snap.configured.problem);
+	case Readiness::NodeOutOfRange:
+		return psprintf("%lld, the number snowflake.node_source gives, plus snowflake.node_offset %d is outside 0 to %d",
+		                static_cast<long long>(snap.configured.number), node_offset_setting, layout.max_node());
+	case Readiness::NodeConflict:
+		return psprintf("another server claimed node %d first: %s", snap.configured.node, snap.check_report);
 	case Readiness::NodeReserved:
 		return psprintf("snowflake.node %d is the node snowflake.backfill_node reserves", snap.node);
 	case Readiness::ClockBeforeEpoch:

@@ -3,7 +3,8 @@
 // worked out by the step it would take, taken on the copy.
 #pragma once
 
-#include "shmem.hpp"
+#include "claims.hpp"
+#include "node.hpp"
 
 namespace snowflake {
 
@@ -33,6 +34,10 @@ struct Stats {
 	int32_t writer_pid;       // WriteStalled: the process writing
 	int32_t write_errno;      // WriteFailing: why the last write failed; StateUnreadable: why the file was
 	bool foreign_file;        // StateLost: the file in place was another cluster's
+	ConfiguredNode configured; // what the node source gave, and why no node when it gave none
+	NodeCheck check;           // what the node check found last
+	char check_report[192];    // the other server on this node, or the node check's error ("" when none)
+	int64_t check_at_us;       // when the node check's last pass ended, Unix µs (0: none yet)
 };
 
 // What keeps snowflake_nextval() from issuing IDs, in a sentence for snowflake_state() (palloc'd or

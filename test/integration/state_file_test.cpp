@@ -119,7 +119,18 @@ TEST(StateFile, ALinkToNothingInItsPlaceIsRefusedNeverReplaced) {
 	ASSERT_EQ(std::rename(saved.c_str(), (volume + "/snowflake.state").c_str()), 0);
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
+	// The file is back, but it does not carry the mark of the clean stop since: pg_control's floor
+	// (that stop + 1 s + the 1 min bound) counts too, and a clock 20 s back is refused until a wider
+	// bound lets it borrow.
 	exec(conn, {"SELECT snowflake_inject_clock_offset(-20000)"});
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "58000");
+	{
+		pqxx::nontransaction outside{conn};
+		outside.exec("ALTER SYSTEM SET snowflake.max_clock_drift = '2min'");
+		outside.exec("SELECT pg_reload_conf()");
+	}
+	ASSERT_TRUE(wait_until(
+	    [&] { return query_int(conn, "SELECT (current_setting('snowflake.max_clock_drift') = '2min')::int") == 1; }, 10s));
 	const long long lowest = query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, 20000)");
 	EXPECT_GT(lowest, high) << "an ID repeats one issued before the volume went away";
 	EXPECT_TRUE(std::filesystem::is_symlink(file));

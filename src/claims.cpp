@@ -1,0 +1,303 @@
+// The node check (see claims.hpp for the claim, the worker and the
+// refusal): one pass in a transaction of its own through SPI, the decision a
+// pass's claims lead to, the report in shared memory and its words, the
+// start-up wait, and the ERROR of a refused call.
+#include "claims.hpp"
+
+#include "node.hpp"
+
+#include <algorithm>
+#include <unistd.h>
+
+namespace snowflake {
+namespace {
+
+// A claim on this server's node by another server, as a pass finds it.
+struct Rival {
+	char server[128];
+	int64_t started_us; // when it began issuing under the node, Unix µs
+	char identity[64];  // its system identifier and timeline
+};
+
+// This server: how people reach it, and what tells it apart from every other.
+struct Self {
+	char server[128];
+	char identity[64];
+	char system_identifier[24];
+	int32_t timeline;
+};
+
+// Writes report under the sequence lock (claims.hpp), with the status and the time of the pass.
+void publish_report(SharedState &state, NodeCheck status, const char *report) noexcept {
+	pg_atomic_fetch_add_u32(&state.report_version, 1); // odd: being rewritten
+	pg_write_barrier();
+	strlcpy(state.report, report, sizeof(state.report));
+	pg_write_barrier();
+	pg_atomic_fetch_add_u32(&state.report_version, 1);
+	pg_atomic_write_u32(&state.check_status, static_cast<uint32>(status));
+	pg_atomic_write_u64(&state.check_at_us, static_cast<uint64>(unix_now_us()));
+}
+
+// Ends a pass: counts it and wakes the calls waiting for the first one.
+void pass_done(SharedState &state) {
+	pg_atomic_fetch_add_u32(&state.check_passes, 1);
+	ConditionVariableBroadcast(&state.checked_cv);
+}
+
+// This server's name and identity.
+Self self_of(SharedState &state) {
+	Self self{};
+	char host[128];
+	if (gethostname(host, sizeof(host)) != 0)
+		strlcpy(host, "localhost", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	snprintf(self.server, sizeof(self.server), "%s:%d", host, PostPortNumber);
+	snprintf(self.system_identifier, sizeof(self.system_identifier), "%llu",
+	         static_cast<unsigned long long>(state.system_identifier));
+	self.timeline = static_cast<int32_t>(GetWALInsertionTimeLine());
+	snprintf(self.identity, sizeof(self.identity), "%s:%d", self.system_identifier, self.timeline);
+	return self;
+}
+
+// The text of column col of SPI row r ("" when NULL).
+const char *text_at(int r, int col) {
+	const char *value = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, col);
+	return value != nullptr ? value : "";
+}
+
+// The snowflake extension's schema in this database (quoted for SQL), or nullptr when it has none.
+const char *extension_schema() {
+	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
+	                "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake'",
+	                true, 1) != SPI_OK_SELECT ||
+	    SPI_processed == 0)
+		return nullptr;
+	return pstrdup(text_at(0, 1));
+}
+
+// Reads this server's Citus group and hands the node it gives to node.hpp: a group above 0 is a
+// worker's; group 0 is the coordinator's only when Citus's metadata lists a server, else this
+// server is in no cluster yet.
+void read_citus_group(SharedState &state) {
+	if (SPI_execute("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL", true, 1) !=
+	        SPI_OK_SELECT ||
+	    strcmp(text_at(0, 1), "t") != 0) {
+		publish_citus_group(state, -1, NodeProblem::CitusNotInstalled);
+		return;
+	}
+	if (SPI_execute("SELECT (SELECT groupid FROM pg_catalog.pg_dist_local_group), "
+	                "EXISTS (SELECT FROM pg_catalog.pg_dist_node)",
+	                true, 1) != SPI_OK_SELECT ||
+	    SPI_processed != 1 || *text_at(0, 1) == '\0') {
+		publish_citus_group(state, -1, NodeProblem::CitusUnreadable);
+		return;
+	}
+	const int64_t group = strtoll(text_at(0, 1), nullptr, 10);
+	const bool listed = strcmp(text_at(0, 2), "t") == 0;
+	publish_citus_group(state, group, group == 0 && !listed ? NodeProblem::CitusNotInCluster : NodeProblem::None);
+}
+
+// Renews this server's claim on node and finds the earliest live claim on it by another server, if any.
+bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &rival) {
+	const int64_t stale_s = 3 * int64_t{node_check_interval_s} + 10;
+	const char *query = psprintf("SELECT claimant, (pg_catalog.date_part('epoch', claimed_at) * 1000000)::pg_catalog.int8, "
+	                             "identity FROM %s.snowflake_claim_node($1, $2, $3, $4, $5, $6) "
+	                             "ORDER BY claimed_at, identity LIMIT 1",
+	                             schema);
+	Oid types[6] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID};
+	Datum values[6] = {Int32GetDatum(node),
+	                   CStringGetTextDatum(self.server),
+	                   CStringGetTextDatum(self.system_identifier),
+	                   Int32GetDatum(self.timeline),
+	                   Int32GetDatum(static_cast<int32>(stale_s)),
+	                   TimestampTzGetDatum(PgStartTime)};
+	if (SPI_execute_with_args(query, 6, types, values, nullptr, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "snowflake: the node check's query failed");
+	if (SPI_processed == 0)
+		return false;
+	strlcpy(rival.server, text_at(0, 1), sizeof(rival.server));
+	rival.started_us = strtoll(text_at(0, 2), nullptr, 10);
+	strlcpy(rival.identity, text_at(0, 3), sizeof(rival.identity));
+	return true;
+}
+
+// This server's own claim's start, Unix µs (renewed by earliest_rival()).
+int64_t own_claim_started_us(const char *schema, const Self &self) {
+	const char *query = psprintf("SELECT (pg_catalog.date_part('epoch', started_at) * 1000000)::pg_catalog.int8 "
+	                             "FROM %s.snowflake_node_claims WHERE system_identifier OPERATOR(pg_catalog.=) $1 "
+	                             "AND timeline OPERATOR(pg_catalog.=) $2",
+	                             schema);
+	Oid types[2] = {TEXTOID, INT4OID};
+	Datum values[2] = {CStringGetTextDatum(self.system_identifier), Int32GetDatum(self.timeline)};
+	if (SPI_execute_with_args(query, 2, types, values, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
+		return INT64_MAX;
+	return strtoll(text_at(0, 1), nullptr, 10);
+}
+
+// One pass, inside the caller's transaction with SPI connected: the Citus group, the claim, the
+// decision; returns the status, with the report written into report.
+NodeCheck one_pass(SharedState &state, char (&report)[192]) {
+	report[0] = '\0';
+	const char *schema = extension_schema();
+	if (schema == nullptr) {
+		snprintf(report, sizeof(report), "no snowflake extension in database \"%s\"", check_database);
+		return NodeCheck::NoExtension;
+	}
+	if (node_source_kind == NodeSourceKind::Citus)
+		read_citus_group(state);
+	const int32_t node = configured_node(state).node;
+	if (node < 0) { // no node, nothing to claim; a refusal from before is lifted with it
+		refuse_node(state, -1);
+		return NodeCheck::Ok;
+	}
+	const Self self = self_of(state);
+	Rival rival{};
+	if (!earliest_rival(schema, self, node, rival)) {
+		refuse_node(state, -1);
+		return NodeCheck::Ok;
+	}
+	const int64_t mine = own_claim_started_us(schema, self);
+	const bool later = rival.started_us < mine || (rival.started_us == mine && strcmp(rival.identity, self.identity) < 0);
+	snprintf(report, sizeof(report), "%s (%s), on node %d since %s", rival.server, rival.identity, node,
+	         timestamptz_to_str(unix_ms_to_timestamptz(rival.started_us / 1000)));
+	const bool refuse = later && static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
+	refuse_node(state, refuse ? node : -1);
+	return refuse ? NodeCheck::Refusing : NodeCheck::Warning;
+}
+
+// Logs what a pass found when it differs from the last pass: a conflict (WARNING), its end, a failure.
+void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node) {
+	if (now == was)
+		return;
+	if (now == NodeCheck::Refusing)
+		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s, which took it first: this server refuses IDs",
+		                         node, report),
+		                  errhint("Give this server a node of its own and reload the configuration; the refusal lifts "
+		                          "within snowflake.node_check_interval.")));
+	else if (now == NodeCheck::Warning)
+		ereport(WARNING, (errmsg("snowflake: node %d is also claimed by %s; two servers on one node can issue the same "
+		                         "IDs",
+		                         node, report),
+		                  errhint("Give one of them a node of its own and reload its configuration.")));
+	else if (now == NodeCheck::Failing)
+		ereport(LOG, (errmsg("snowflake: the node check failed: %s", report)));
+	else if (was == NodeCheck::Refusing || was == NodeCheck::Warning)
+		ereport(LOG, (errmsg("snowflake: no other server claims this server's node any more")));
+}
+
+// A pass in a transaction of its own; an ERROR is caught, reported, and ends only this pass.
+void guarded_pass(SharedState &state) {
+	static char report[192];
+	const NodeCheck was = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
+	volatile NodeCheck status = NodeCheck::Failing;
+	MemoryContext caller = CurrentMemoryContext;
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "snowflake node check");
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "snowflake: SPI_connect failed");
+		status = one_pass(state, report);
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(caller);
+		ErrorData *error = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		strlcpy(report, error->message != nullptr ? error->message : "an error", sizeof(report));
+		FreeErrorData(error);
+		status = NodeCheck::Failing;
+	}
+	PG_END_TRY();
+	pgstat_report_activity(STATE_IDLE, nullptr);
+	publish_report(state, status, report);
+	log_change(was, status, report, configured_node(state).node);
+	pass_done(state);
+}
+
+} // namespace
+
+const char *node_check_text(NodeCheck check) noexcept {
+	switch (check) {
+	case NodeCheck::Off:
+		return "off";
+	case NodeCheck::Starting:
+		return "starting";
+	case NodeCheck::NoExtension:
+		return "no extension";
+	case NodeCheck::Failing:
+		return "failing";
+	case NodeCheck::Ok:
+		return "ok";
+	case NodeCheck::Refusing:
+		return "node conflict: refusing";
+	case NodeCheck::Warning:
+		return "node conflict";
+	}
+	return "unknown";
+}
+
+NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept {
+	for (;;) {
+		const uint32 before = pg_atomic_read_u32(&state.report_version);
+		pg_read_barrier();
+		memcpy(report, state.report, sizeof(report));
+		pg_read_barrier();
+		if (before % 2 == 0 && pg_atomic_read_u32(&state.report_version) == before)
+			break;
+	}
+	report[sizeof(report) - 1] = '\0';
+	return static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
+}
+
+void await_first_node_check(SharedState &state) {
+	if (node_check_interval_s == 0 || pg_atomic_read_u32(&state.check_passes) > 0)
+		return;
+	const int64_t deadline_us = state.created_us + kFirstCheckWaitMs * 1000;
+	ConditionVariablePrepareToSleep(&state.checked_cv);
+	for (int64_t left_us; pg_atomic_read_u32(&state.check_passes) == 0 && (left_us = deadline_us - monotonic_us()) > 0;)
+		(void)ConditionVariableTimedSleep(&state.checked_cv, static_cast<long>((left_us + 999) / 1000),
+		                                  wait_event(WaitFor::NodeCheck));
+	ConditionVariableCancelSleep();
+}
+
+void raise_node_conflict(SharedState &state, int32_t node) {
+	char report[192];
+	(void)node_check_report(state, report);
+	ereport(ERROR, (errcode(MAKE_SQLSTATE('S', 'N', '0', '0', '1')),
+	                errmsg("snowflake node %d is claimed by another server, which took it first", node),
+	                errdetail("The other server: %s. Two servers on one node can issue the same IDs.", report),
+	                errhint("Give this server a node of its own (snowflake.node, or snowflake.node_source) and reload "
+	                        "the configuration.")));
+	pg_unreachable();
+}
+
+void check_nodes() {
+	SharedState &state = preloaded(); // inherited from the postmaster, which created it
+	publish_report(state, NodeCheck::Starting, "");
+	for (;;) {
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending) {
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (node_check_interval_s > 0) {
+			guarded_pass(state);
+		} else { // off: nothing claimed, nothing refused, no call waits
+			refuse_node(state, -1);
+			publish_report(state, NodeCheck::Off, "");
+			pass_done(state);
+		}
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+		                (node_check_interval_s > 0 ? node_check_interval_s : 5) * 1000L, wait_event(WaitFor::NodeCheck));
+		ResetLatch(MyLatch);
+	}
+}
+
+} // namespace snowflake

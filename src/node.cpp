@@ -1,0 +1,285 @@
+// The node in effect and where it comes from (see node.hpp for the
+// publication protocol): the settings read with the host name and the
+// postmaster's environment, the Citus group the node check hands in, the
+// refusal of a conflicting node, and the words and errors for each.
+#include "node.hpp"
+
+#include "claims.hpp"
+
+#include <unistd.h>
+
+namespace snowflake {
+namespace {
+
+// The configured node packed in one word: the node's 32 bits, then the problem, then the kind.
+uint64_t pack(const DerivedNode &node, NodeSourceKind kind) noexcept {
+	return uint64_t{static_cast<uint32_t>(node.node)} | uint64_t{static_cast<uint32_t>(node.problem)} << 32 |
+	       uint64_t{static_cast<uint32_t>(kind)} << 40;
+}
+
+// The node, problem and kind of a packed word.
+ConfiguredNode unpack(uint64_t word, int64_t number) noexcept {
+	return ConfiguredNode{static_cast<int32_t>(static_cast<uint32_t>(word)),
+	                      static_cast<NodeProblem>((word >> 32) & 0xff),
+	                      static_cast<NodeSourceKind>((word >> 40) & 0xff), number};
+}
+
+// Recomputes the node word from the configured node and the refused one (node.hpp): rereads them
+// after reading the word, and retries when another process changed the word meanwhile.
+void update_node_in_effect(SharedState &state) noexcept {
+	for (;;) {
+		uint32 old = pg_atomic_read_u32(&state.node);
+		pg_memory_barrier();
+		const ConfiguredNode configured = unpack(pg_atomic_read_u64(&state.configured_node), -1);
+		const int32_t refused = static_cast<int32_t>(pg_atomic_read_u32(&state.refused_node));
+		const uint32 word = configured.node < 0 ? static_cast<uint32>(-1)
+		                                        : static_cast<uint32>(configured.node) |
+		                                              (configured.node == refused ? kNodeRefused : 0);
+		if (old == word || pg_atomic_compare_exchange_u32(&state.node, &old, word))
+			return;
+	}
+}
+
+// The host name, NUL-terminated (empty when it cannot be read).
+void host_name(char (&out)[256]) noexcept {
+	if (gethostname(out, sizeof(out)) != 0)
+		out[0] = '\0';
+	out[sizeof(out) - 1] = '\0';
+}
+
+} // namespace
+
+DerivedNode derive_node() noexcept {
+	const int32_t max_node = layout_setting.layout.max_node();
+	if (node_source_kind == NodeSourceKind::Setting)
+		return node_setting >= 0 ? DerivedNode{node_setting, NodeProblem::None, node_setting}
+		                         : DerivedNode{-1, NodeProblem::Unset, -1};
+	if (node_setting >= 0)
+		return DerivedNode{-1, NodeProblem::SetTwice, -1};
+	switch (node_source_kind) {
+	case NodeSourceKind::HostName: {
+		char name[256];
+		host_name(name);
+		return node_from_host_name(name, node_offset_setting, max_node);
+	}
+	case NodeSourceKind::Environment: {
+		const char *value = getenv(node_source_variable);
+		return node_from_variable(value != nullptr ? value : "", value != nullptr, node_offset_setting, max_node);
+	}
+	case NodeSourceKind::Citus:
+	case NodeSourceKind::Setting:
+		break;
+	}
+	return DerivedNode{-1, NodeProblem::CitusPending, -1};
+}
+
+ConfiguredNode configured_node(SharedState &state) noexcept {
+	const uint64_t word = pg_atomic_read_u64(&state.configured_node);
+	pg_read_barrier();
+	return unpack(word, static_cast<int64_t>(pg_atomic_read_u64(&state.node_number)));
+}
+
+void publish_configured_node(SharedState &state) noexcept {
+	DerivedNode derived = derive_node();
+	uint64 old = pg_atomic_read_u64(&state.configured_node);
+	for (;;) {
+		// A group the node check read stays, with the offset in effect now; it reads it again anyway.
+		const ConfiguredNode was = unpack(old, static_cast<int64_t>(pg_atomic_read_u64(&state.node_number)));
+		if (derived.problem == NodeProblem::CitusPending && was.kind == NodeSourceKind::Citus &&
+		    (was.problem == NodeProblem::None || was.problem == NodeProblem::OutOfRange) && was.number >= 0)
+			derived = node_from_number(was.number, node_offset_setting, layout_setting.layout.max_node());
+		pg_atomic_write_u64(&state.node_number, static_cast<uint64>(derived.number));
+		if (pg_atomic_compare_exchange_u64(&state.configured_node, &old, pack(derived, node_source_kind)))
+			break;
+	}
+	update_node_in_effect(state);
+}
+
+void publish_citus_group(SharedState &state, int64_t group, NodeProblem problem) noexcept {
+	const DerivedNode derived = problem == NodeProblem::None
+	                                ? node_from_number(group, node_offset_setting, layout_setting.layout.max_node())
+	                                : DerivedNode{-1, problem, group};
+	uint64 old = pg_atomic_read_u64(&state.configured_node);
+	// Only while the source published is 'citus': a reload may have moved away from it meanwhile.
+	while (unpack(old, -1).kind == NodeSourceKind::Citus) {
+		pg_atomic_write_u64(&state.node_number, static_cast<uint64>(derived.number));
+		if (pg_atomic_compare_exchange_u64(&state.configured_node, &old, pack(derived, NodeSourceKind::Citus)))
+			break;
+	}
+	update_node_in_effect(state);
+}
+
+void refuse_node(SharedState &state, int32_t node) noexcept {
+	pg_atomic_write_u32(&state.refused_node, static_cast<uint32>(node));
+	update_node_in_effect(state);
+}
+
+Readiness node_readiness(SharedState &state, int32_t word, const Policy &policy) noexcept {
+	if (word >= 0 && (static_cast<uint32_t>(word) & kNodeRefused) != 0)
+		return Readiness::NodeConflict;
+	if (word >= 0)
+		return word == policy.reserved_node ? Readiness::NodeReserved : Readiness::NodeOutOfRange;
+	switch (configured_node(state).problem) {
+	case NodeProblem::None:
+	case NodeProblem::Unset:
+		return Readiness::NodeUnset;
+	case NodeProblem::SetTwice:
+		return Readiness::NodeSetTwice;
+	case NodeProblem::NoDigitsInHostName:
+		return Readiness::NoNodeInHostName;
+	case NodeProblem::VariableUnset:
+		return Readiness::NodeVariableUnset;
+	case NodeProblem::VariableInvalid:
+		return Readiness::NodeVariableInvalid;
+	case NodeProblem::OutOfRange:
+		return Readiness::NodeOutOfRange;
+	case NodeProblem::CitusNotInstalled:
+	case NodeProblem::CitusUnreadable:
+	case NodeProblem::CitusNotInCluster:
+	case NodeProblem::CitusPending:
+		return Readiness::CitusGroupUnknown;
+	}
+	return Readiness::NodeUnset;
+}
+
+void raise_node_error(SharedState &state, int32_t word, const Policy &policy) {
+	const int max_node = policy.layout.max_node();
+	if (word >= 0 && (static_cast<uint32_t>(word) & kNodeRefused) != 0)
+		raise_node_conflict(state, static_cast<int32_t>(static_cast<uint32_t>(word) & ~kNodeRefused));
+	if (word >= 0 && word == policy.reserved_node)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("snowflake.node %d is reserved for backfilled IDs by snowflake.backfill_node", word),
+		                errhint("Give this server another node, or reserve another node for backfill.")));
+	const ConfiguredNode configured = configured_node(state);
+	char name[256];
+	host_name(name);
+	const char *value = node_source_kind == NodeSourceKind::Environment ? getenv(node_source_variable) : nullptr;
+	switch (configured.problem) {
+	case NodeProblem::None: // a node out of the layout's range, which no source gives
+	case NodeProblem::OutOfRange:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake.node_offset %d and the number snowflake.node_source gives, %lld, make a node outside "
+		                "0 to %d",
+		                node_offset_setting, static_cast<long long>(configured.number), max_node),
+		         errhint("Choose a snowflake.node_offset that keeps every server's node within 0 to %d, or a layout "
+		                 "with more node bits, then reload the configuration.",
+		                 max_node)));
+	case NodeProblem::Unset:
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.node is not set"),
+		                errdetail("Every server that generates snowflake IDs needs a node ID of its own."),
+		                errhint("Add \"snowflake.node = N\" to postgresql.conf, with an N from 0 to %d that no "
+		                        "other server uses, or choose a snowflake.node_source, then reload the configuration.",
+		                        max_node)));
+	case NodeProblem::SetTwice:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake.node is set, and snowflake.node_source is not 'setting'"),
+		         errdetail("A server takes its node from one source; snowflake does not guess which one was meant."),
+		         errhint("Remove the snowflake.node line (and any ALTER SYSTEM value of it), or set "
+		                 "snowflake.node_source = 'setting', then reload the configuration.")));
+	case NodeProblem::NoDigitsInHostName:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake.node_source is 'hostname', but the host name \"%s\" does not end in a number", name),
+		         errhint("Name each server NAME-N, as a StatefulSet or CloudNativePG names its pods, or choose another "
+		                 "snowflake.node_source, then reload the configuration.")));
+	case NodeProblem::VariableUnset:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake.node_source is 'env:%s', but the server's environment has no %s", node_source_variable,
+		                node_source_variable),
+		         errdetail("The environment the server was started in counts; it cannot change without a restart."),
+		         errhint("Set %s to this server's number where the server is started (a Kubernetes pod can take it "
+		                 "from its apps.kubernetes.io/pod-index label through the downward API), then restart it.",
+		                 node_source_variable)));
+	case NodeProblem::VariableInvalid:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake.node_source is 'env:%s', but %s is \"%s\", not a whole number", node_source_variable,
+		                node_source_variable, value != nullptr ? value : ""),
+		         errhint("Set %s to decimal digits alone, such as 3, where the server is started, then restart it.",
+		                 node_source_variable)));
+	case NodeProblem::CitusNotInstalled:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake.node_source is 'citus', but Citus is not installed in database \"%s\"",
+		                check_database),
+		         errhint("Set snowflake.database to the database where Citus and snowflake are installed, and restart; "
+		                 "or choose another snowflake.node_source.")));
+	case NodeProblem::CitusNotInCluster:
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("snowflake.node_source is 'citus', but this server is in no Citus cluster's metadata yet"),
+		         errdetail("Until a coordinator adds it, its group is 0, the coordinator's, which it must not take."),
+		         errhint("Add this server with citus_add_node() on the coordinator; on a coordinator, register it with "
+		                 "citus_set_coordinator_host(). IDs follow within snowflake.node_check_interval.")));
+	case NodeProblem::CitusUnreadable:
+	case NodeProblem::CitusPending:
+		break;
+	}
+	ereport(ERROR,
+	        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+	         errmsg("snowflake.node_source is 'citus', but this server's Citus group %s",
+	                configured.problem == NodeProblem::CitusPending ? "has not been read yet" : "could not be read"),
+	         errhint("The node check reads it in database \"%s\" every snowflake.node_check_interval (0 turns it "
+	                 "off); its errors are in the server log, and snowflake_stats().node_check says how it goes.",
+	                 check_database)));
+}
+
+const char *node_problem_text(NodeProblem problem) noexcept {
+	switch (problem) {
+	case NodeProblem::None:
+		return "none";
+	case NodeProblem::Unset:
+		return "snowflake.node is not set";
+	case NodeProblem::SetTwice:
+		return "snowflake.node is set together with another snowflake.node_source";
+	case NodeProblem::NoDigitsInHostName:
+		return "the host name does not end in a number";
+	case NodeProblem::VariableUnset:
+		return "the environment variable snowflake.node_source names is not set";
+	case NodeProblem::VariableInvalid:
+		return "the environment variable snowflake.node_source names is not a whole number";
+	case NodeProblem::OutOfRange:
+		return "the number the source gives, plus snowflake.node_offset, is outside the layout's nodes";
+	case NodeProblem::CitusNotInstalled:
+		return "Citus is not installed in the database of the node check";
+	case NodeProblem::CitusUnreadable:
+		return "the Citus group could not be read";
+	case NodeProblem::CitusNotInCluster:
+		return "this server is in no Citus cluster's metadata yet";
+	case NodeProblem::CitusPending:
+		return "the Citus group has not been read yet";
+	}
+	return "unknown";
+}
+
+void describe_node_origin(const ConfiguredNode &node, char (&out)[160]) noexcept {
+	char offset[48] = "";
+	if (node.kind != NodeSourceKind::Setting && node_offset_setting != 0)
+		snprintf(offset, sizeof(offset), " + snowflake.node_offset %d", node_offset_setting);
+	switch (node.kind) {
+	case NodeSourceKind::Setting:
+		snprintf(out, sizeof(out), "snowflake.node");
+		return;
+	case NodeSourceKind::HostName: {
+		char name[256];
+		host_name(name);
+		snprintf(out, sizeof(out), "host name %s%s", name, offset);
+		return;
+	}
+	case NodeSourceKind::Environment:
+		snprintf(out, sizeof(out), "environment variable %s%s", node_source_variable, offset);
+		return;
+	case NodeSourceKind::Citus:
+		if (node.number >= 0)
+			snprintf(out, sizeof(out), "Citus group %lld%s", static_cast<long long>(node.number), offset);
+		else
+			snprintf(out, sizeof(out), "Citus group (not read yet)");
+		return;
+	}
+	out[0] = '\0';
+}
+
+} // namespace snowflake
