@@ -15,10 +15,10 @@
 # (56300 by default) and is stopped by PID when the script exits. Builds that
 # outlive a run (Go's cache, Rust's target directory keyed on Cargo.lock) are
 # kept under /var/cache/snowflake-clients, outside the checkout.
-source "$(dirname "$0")/../../scripts/lib.sh"
+source "$(dirname "$0")/../lib/server.sh"
 
+SUITE_NAME=clients
 PORT=${CLIENTS_PORT:-56300}
-DATA=$BUILD/clients/data
 HERE=$ROOT/test/clients
 CACHE=/var/cache/snowflake-clients
 ALL_PARTS=(python django asyncpg js prisma kysely mikroorm php laravel java go rust rails exporter pgbouncer)
@@ -27,9 +27,6 @@ PARTS=("$@")
 for part in "${PARTS[@]}"; do
   [[ " ${ALL_PARTS[*]} " == *" $part "* ]] || die "unknown part '$part' (choose from: ${ALL_PARTS[*]})"
 done
-
-require_root
-require_readable_tree
 
 # Installs node and npm if missing, then the JavaScript parts' modules, once per run (a failure is
 # not tried again by the next part): exactly the lock file's versions, and no package's install
@@ -113,35 +110,12 @@ test_part() {
 }
 
 # Starts a fresh preloaded server on 127.0.0.1:$PORT with snowflake.node = 7 and setup.sql loaded
-# into postgres and template1 (so databases the tests create have it too); stops it by PID on exit.
+# into postgres and template1 (so databases the tests create have it too).
 start_server() {
-  rm -rf "$BUILD/clients"
-  postgres_dir clients
-  as_postgres "$PG_BIN/initdb" -D "$DATA" -A trust -U postgres >/dev/null
-  cat >>"$DATA/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $PORT
-unix_socket_directories = '$BUILD/clients'
-shared_preload_libraries = 'snowflake'
-snowflake.node = 7
-fsync = off
-CONF
-  trap stop_server EXIT
-  as_postgres "$PG_BIN/pg_ctl" -D "$DATA" -l "$BUILD/clients/server.log" -w -t 60 start >/dev/null
+  server_init main "$PORT" "shared_preload_libraries = 'snowflake'" "snowflake.node = 7"
+  server_start main
   local db
-  for db in template1 postgres; do
-    as_postgres "$PG_BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -qAtX -v ON_ERROR_STOP=1 -f "$HERE/setup.sql" "$db" >/dev/null
-  done
-}
-
-# Stops the server this script started, by the PID in its postmaster.pid.
-stop_server() {
-  local pid
-  [ -f "$DATA/postmaster.pid" ] || return 0
-  pid=$(head -1 "$DATA/postmaster.pid")
-  kill -INT "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
+  for db in template1 postgres; do psql_on main -At -d "$db" -f "$HERE/setup.sql" >/dev/null; done
 }
 
 # Compiles and runs test/clients/java against Debian's JDBC driver and Hibernate 3.6 jars.
@@ -154,6 +128,7 @@ java_clients() {
     java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks
 }
 
+rm -rf "$BUILD/clients"
 start_server
 export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres SNOWFLAKE_NODE=7
 status=0
