@@ -8,7 +8,7 @@
 # next run and a half-made debootstrap is made again. Each run copies the
 # working tree (uncommitted changes included, ignored files excluded) into the
 # chroot (with the vendored Citus source next to it) and runs scripts/test.sh there: build with
-# -Werror, install, then the unit, regress, libpqxx, clients, quick benchmark and server suites. Every mount
+# -Werror, install, then the suites that scripts/test.sh --list marks for its major. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
 # Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]
 # (the targets: MATRIX_MAJORS in scripts/lib.sh; each needs its line in SUITE and CHROOT below).
