@@ -15,8 +15,6 @@
 namespace snowflake::test {
 namespace {
 
-using namespace std::chrono_literals;
-
 TEST(Concurrency, EightConnectionsNeverShareAnId) {
 	Server server("concurrency", {kPreload, "snowflake.node = 7"});
 	ASSERT_TRUE(server.start());
