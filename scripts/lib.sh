@@ -9,9 +9,12 @@ BUILD=$ROOT/build
 # The vendored Citus source (shared/vendor/citus/ next to the checkout), which the citus suite builds
 # and the version matrix copies into its chroots.
 CITUS_VENDOR=${SNOWFLAKE_CITUS_VENDOR:-$ROOT/../shared/vendor/citus}
-# The PostgreSQL majors snowflake supports: tested on 15, 17, 18 and 19 (the matrix covers those the
-# host lacks); 16 is reviewed, since Debian ships no package of it.
+# The PostgreSQL majors snowflake supports: the one place that says so. README.md, META.json,
+# debian/pgversions and src/pg_compat.hpp state the range too, and the metadata suite checks them
+# against this line. 16 is reviewed, not tested, since Debian ships no package of it.
 SUPPORTED_MAJORS="15 16 17 18 19"
+# The majors the version matrix (test/matrix.sh) tests in Debian chroots, besides the host's.
+MATRIX_MAJORS="17 18 19"
 
 # Prints a message and stops.
 die() {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The test command (README; .ci/run calls it): installs what is missing,
-# builds, then runs every suite, printing each one's time, and exits non-zero
-# if any suite fails. Run it as root from the checkout. With suite names as
-# arguments (bash scripts/test.sh unit regress) it builds and runs only those.
+# builds, then runs every suite that runs here, printing each one's time, and
+# exits non-zero if any suite fails. Run it as root from the checkout. With
+# suite names as arguments (bash scripts/test.sh unit regress) it builds and
+# runs only those. bash scripts/test.sh --list prints every suite, where it
+# runs (the host, and which majors of the version matrix) and what it checks.
+# test/README.md says what the whole command takes, in time and disk.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Inside the version matrix's chroots (test/matrix.sh sets SNOWFLAKE_IN_MATRIX) this script runs
@@ -11,17 +14,47 @@ on_host() {
   [ -z "${SNOWFLAKE_IN_MATRIX:-}" ]
 }
 
-require_root
-ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
-  libpqxx-dev pkg-config libfaketime $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
-  $(on_host && echo git python3-jsonschema debootstrap)
-require_readable_tree
-# The free disk space where the checkout lives, such as 56G.
-free_space() {
-  df -h --output=avail "$ROOT" | tail -1 | tr -d ' '
+SUITES=()              # the suites' names, in the order they run
+declare -A WHERE=()    # name -> where it runs: all, host, pg>=N or pg<=N (see runs_on)
+declare -A SUMMARY=()  # name -> one line on what it checks
+declare -A COMMAND=()  # name -> the command that runs it, quoted for eval
+
+# Declares suite $1, which runs where $2 says, checks what $3 says, and runs as the command after those.
+declare_suite() {
+  SUITES+=("$1")
+  WHERE[$1]=$2
+  SUMMARY[$1]=$3
+  COMMAND[$1]=$(printf '%q ' "${@:4}")
 }
-# A full disk fails suites far from its cause (initdb, tar): say up front how much room there is.
-on_host && echo "free disk space under $ROOT: $(free_space)"
+
+# True when suite $3 runs in context $1 (host, or matrix: a chroot of test/matrix.sh) on PostgreSQL
+# major $2: "all" everywhere, "host" on the host only, "pg>=N" and "pg<=N" on the majors they admit.
+runs_on() {
+  local where=${WHERE[$3]}
+  case $where in
+    all) true ;;
+    host) [ "$1" = host ] ;;
+    'pg>='*) [ "$2" -ge "${where#pg>=}" ] ;;
+    'pg<='*) [ "$2" -le "${where#pg<=}" ] ;;
+    *) die "suite $3: unknown place '$where'" ;;
+  esac
+}
+
+# Prints every suite with where it runs (the host's major, then the matrix's) and what it checks.
+list_suites() {
+  local name major row
+  echo "Where each suite runs: the host (PostgreSQL $PG_MAJOR) and the version matrix (test/matrix.sh: PostgreSQL" \
+    "${MATRIX_MAJORS// /, }, each in a Debian chroot)."
+  echo
+  row=$(printf '%-22s %-5s' suite "$PG_MAJOR")
+  for major in $MATRIX_MAJORS; do row+=$(printf ' %-5s' "$major"); done
+  echo "$row what it checks"
+  for name in "${SUITES[@]}"; do
+    row=$(printf '%-22s %-5s' "$name" "$(runs_on host "$PG_MAJOR" "$name" && echo yes || echo -)")
+    for major in $MATRIX_MAJORS; do row+=$(printf ' %-5s' "$(runs_on matrix "$major" "$name" && echo yes || echo -)"); done
+    echo "$row ${SUMMARY[$name]}"
+  done
+}
 
 passed=0
 failed=0
@@ -55,8 +88,8 @@ suite() {
 }
 
 # The library exports unmangled the magic block, _PG_init, the background workers' entry points (as
-# register_worker() names them), and
-# every C function an install or upgrade script names (AS 'MODULE_PATHNAME', 'name') with its pg_finfo_.
+# register_worker() names them), and every C function an install or upgrade script names
+# (AS 'MODULE_PATHNAME', 'name') with its pg_finfo_.
 check_symbols() {
   local symbols missing=0 sym functions
   symbols=$(nm -D --defined-only "$ROOT/snowflake.so" | awk '{print $3}')
@@ -70,7 +103,8 @@ check_symbols() {
   return $missing
 }
 
-# META.json, CHANGELOG.md, debian/changelog and an install or upgrade script carry the control file's version.
+# META.json, CHANGELOG.md, debian/changelog and an install or upgrade script carry the control file's
+# version, and the supported majors are stated alike everywhere.
 check_metadata() {
   local version ok=0
   version=$(control_version)
@@ -80,44 +114,27 @@ check_metadata() {
   grep -q "^## $version " "$ROOT/CHANGELOG.md" || { echo "CHANGELOG.md has no $version heading"; ok=1; }
   [ "$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)" = "$version" ] \
     || { echo "debian/changelog's latest entry is not $version"; ok=1; }
+  check_majors || ok=1
+  return $ok
+}
+
+# README.md, META.json, debian/pgversions and src/pg_compat.hpp state the supported range of
+# PostgreSQL majors as SUPPORTED_MAJORS (scripts/lib.sh) does.
+check_majors() {
+  local min max ok=0
+  read -r min max <<<"$(tr ' ' '\n' <<<"$SUPPORTED_MAJORS" | sort -n | sed -n '1p;$p' | xargs)"
+  echo "supported PostgreSQL majors: $min to $max"
+  grep -q "^snowflake supports PostgreSQL $min to $max on Linux" "$ROOT/README.md" ||
+    { echo "README.md does not say: snowflake supports PostgreSQL $min to $max on Linux"; ok=1; }
+  grep -q "\"PostgreSQL\": \">= $min.0.0, < $((max + 1)).0.0\"" "$ROOT/META.json" ||
+    { echo "META.json's PostgreSQL prereq is not \">= $min.0.0, < $((max + 1)).0.0\""; ok=1; }
+  [ "$(cat "$ROOT/debian/pgversions")" = "$min+" ] || { echo "debian/pgversions is not $min+"; ok=1; }
+  grep -q "^#if PG_VERSION_NUM < ${min}0000\$" "$ROOT/src/pg_compat.hpp" ||
+    { echo "src/pg_compat.hpp does not refuse majors below $min"; ok=1; }
   return $ok
 }
 
 
-suite build build_and_install
-# Every later suite tests the build just made; without one, stop here.
-if [ $failed -ne 0 ]; then
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-# The matrix's chroots (debootstrap and packages: mostly downloads and dpkg, about 7 minutes from
-# scratch) are made in the background while the host's suites run; the matrix-chroots suite waits
-# for them before the first matrix suite and prints their log.
-MATRIX_TARGETS=()
-if on_host; then
-  selected matrix-pg17 || selected demo-pg17 && MATRIX_TARGETS+=(pg17)
-  selected matrix-pg18 && MATRIX_TARGETS+=(pg18)
-  selected matrix-pg19 && MATRIX_TARGETS+=(pg19)
-fi
-if [ ${#MATRIX_TARGETS[@]} -gt 0 ]; then
-  mkdir -p "$BUILD"
-  (
-    status=0
-    for target in "${MATRIX_TARGETS[@]}"; do bash "$ROOT/test/matrix.sh" "$target" --prepare || status=1; done
-    exit $status
-  ) >"$BUILD/matrix-chroots.log" 2>&1 &
-  CHROOTS_PID=$!
-fi
-# Waits for the background set-up of the matrix's chroots; fails as it failed.
-matrix_chroots() {
-  local status=0
-  wait "$CHROOTS_PID" || status=1
-  cat "$BUILD/matrix-chroots.log"
-  return $status
-}
-
-suite symbols check_symbols
-suite metadata check_metadata
 # make dist, then the zip's contents and META.json against the PGXN Meta Spec.
 dist() {
   local zip
@@ -126,24 +143,13 @@ dist() {
   make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" DISTFILE="$zip" dist \
     && /usr/bin/python3 "$ROOT/test/dist/check_dist.py" "$zip" "$(control_version)"
 }
-on_host && suite dist dist
-suite unit make -C "$ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
-suite regress run_regress
-# Every SQL block of README.md and docs/ against a preloaded server (test/docs/run_docs.py).
-docs() {
-  postgres_dir docs
-  as_postgres /usr/bin/python3 "$ROOT/test/docs/run_docs.py" --pg-bin "$PG_BIN" --work "$BUILD/docs"
-}
-on_host && suite docs docs
-# The Debian package: built, checked, installed in place of make install, regress
-# against its files; it puts the make install back for the suites after it.
-on_host && suite package bash "$ROOT/test/package.sh"
+
 # libpqxx against real servers; built as root, run as postgres. The reservation's timing tests
-# (SlowDisk.*, Waits.*, Transitions.*: slow and stopped writers, about 85 s) run alone, after the
-# others, and on the host only: the matrix runs every other test, which make the same PostgreSQL
-# calls. The others run in two shards at once (each test's server has a data directory and a Unix
-# socket of its own, and no TCP port), each shard's output printed when both are done.
-# GTEST_FILTER=... runs just those tests, in one process.
+# (INTEGRATION_TIMING: slow and stopped writers, about 85 s) run alone, after the others, and on the
+# host only: the matrix runs every other test, which make the same PostgreSQL calls. The others run
+# in two shards at once (each test's server has a data directory and a Unix socket of its own, and
+# no TCP port), each shard's output printed when both are done. GTEST_FILTER=... runs just those
+# tests, in one process.
 INTEGRATION_TIMING=SlowDisk.*:Waits.*:Transitions.*
 integration() {
   postgres_dir integration
@@ -177,37 +183,23 @@ integration_shards() {
   done
   return $status
 }
-suite integration integration
-# Real drivers, ORMs and frameworks against a preloaded server (test/clients/run.sh). In the matrix,
-# the parts whose packages the chroots carry (test/matrix.sh installs them); CONTRIBUTING.md says why
-# the others run on the host only.
-if on_host; then
-  suite clients bash "$ROOT/test/clients/run.sh"
-else
-  suite clients bash "$ROOT/test/clients/run.sh" python php pgbouncer js prisma kysely mikroorm java
-fi
+
+# The clients suite's parts whose packages the matrix's chroots carry (test/matrix.sh installs them);
+# the others test Debian 12's packaged frameworks (test/clients/run.sh says why).
+CLIENTS_MATRIX_PARTS="python php pgbouncer js prisma kysely mikroorm java"
+# Every part on the host; in the matrix, CLIENTS_MATRIX_PARTS.
+clients() {
+  # shellcheck disable=SC2086 # the parts are words
+  bash "$ROOT/test/clients/run.sh" $(on_host || echo $CLIENTS_MATRIX_PARTS)
+}
+
 # Benchmarks in quick mode, so they keep working; they assert nothing about speed. The slow-disk
 # benchmark runs the postmaster under strace, on the host only.
 bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick &&
     { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
 }
-suite bench bench
-# Multi-master: two servers replicating one table both ways (test/servers/multimaster.sh): pglogical
-# on PostgreSQL 15, native logical replication with origin = none in the matrix's later majors.
-if [ "$PG_MAJOR" -ge 16 ]; then
-  suite multimaster-native bash "$ROOT/test/servers/multimaster.sh" native
-else
-  suite multimaster-pglogical bash "$ROOT/test/servers/multimaster.sh" pglogical
-fi
-# Each member's node in a file next to its data directory, through pg_basebackup and pg_rewind.
-suite node-file bash "$ROOT/test/servers/node_file.sh"
-# Citus: a coordinator and two workers (test/servers/citus.sh), on the majors a Citus release supports.
-[ "$PG_MAJOR" -le 18 ] && suite citus bash "$ROOT/test/servers/citus.sh"
-# HA failover with Patroni and etcd (Debian 12's packages; on the host only).
-on_host && suite patroni bash "$ROOT/test/servers/patroni.sh"
-# The run command as a newcomer on this host runs it, as root, in this checkout.
-on_host && suite demo bash "$ROOT/test/demo_check.sh" "$ROOT" 56610 56611
+
 # The run command as a user who is not root, in a copy of the tree that user owns: sudo only
 # for make install (and apt-get), the build and the demo server as that user.
 demo_nonroot() {
@@ -221,17 +213,104 @@ demo_nonroot() {
   copy_worktree "$home/snowflake" && chown -R "$user:" "$home/snowflake" &&
     runuser -u "$user" -- bash "$home/snowflake/test/demo_check.sh" "$home/snowflake" 56620 56621
 }
-on_host && suite demo-nonroot demo_nonroot
-# The same suites on PostgreSQL 17, 18 and 19, each in its Debian chroot (test/matrix.sh);
-# not from inside a chroot, where this script is what the matrix runs.
-if on_host; then
-  [ ${#MATRIX_TARGETS[@]} -eq 0 ] || suite matrix-chroots matrix_chroots
-  suite matrix-pg17 bash "$ROOT/test/matrix.sh" pg17
-  # The run command in the PostgreSQL 17 chroot, picking that major by itself.
-  suite demo-pg17 bash "$ROOT/test/matrix.sh" pg17 --demo
-  suite matrix-pg18 bash "$ROOT/test/matrix.sh" pg18
-  suite matrix-pg19 bash "$ROOT/test/matrix.sh" pg19
+
+# Waits for the background set-up of the matrix's chroots; fails as it failed.
+matrix_chroots() {
+  local status=0
+  wait "$CHROOTS_PID" || status=1
+  cat "$BUILD/matrix-chroots.log"
+  return $status
+}
+
+# The suites, in the order they run (the build first: every later suite tests it).
+declare_suite build all "the extension with -Wall -Wextra -Werror, installed" build_and_install
+declare_suite symbols all "the SQL entry points, _PG_init and the magic block exported unmangled" check_symbols
+declare_suite metadata all "META.json, CHANGELOG, debian/ and the SQL scripts carry the version; majors agree" \
+  check_metadata
+declare_suite dist host "make dist: the PGXN zip's files, and its META.json against the PGXN Meta Spec" dist
+declare_suite unit all "GoogleTest over the pure C++ core with an injected clock (test/unit/)" \
+  make -C "$ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 unitcheck
+declare_suite regress all "pg_regress: sql/ against expected/, one server per schedule of test/regress/" run_regress
+declare_suite docs host "every SQL block of README.md and docs/ run; every recipe found in a test" \
+  bash "$ROOT/test/docs/run.sh"
+declare_suite package host "the Debian package built, checked, installed, and regress run against it" \
+  bash "$ROOT/test/package.sh"
+declare_suite integration all "libpqxx against real servers: crashes, clocks, standbys (matrix: not $INTEGRATION_TIMING)" \
+  integration
+declare_suite clients all "drivers, ORMs, pgbouncer, the exporter (matrix: $CLIENTS_MATRIX_PARTS)" clients
+declare_suite bench all "the benchmarks in quick mode, asserting nothing about speed (matrix: no slow_disk)" bench
+declare_suite multimaster-pglogical 'pg<=15' "two servers replicating both ways through pglogical" \
+  bash "$ROOT/test/servers/multimaster.sh" pglogical
+declare_suite multimaster-native 'pg>=16' "two servers replicating both ways (origin = none)" \
+  bash "$ROOT/test/servers/multimaster.sh" native
+declare_suite node-sources all "each snowflake.node_source, the offset and every problem, on real servers" \
+  bash "$ROOT/test/servers/node_sources.sh"
+declare_suite node-file all "each member's node in a file, through pg_basebackup and pg_rewind" \
+  bash "$ROOT/test/servers/node_file.sh"
+declare_suite citus 'pg<=18' "a Citus coordinator and two workers, built from the vendored source" \
+  bash "$ROOT/test/servers/citus.sh"
+declare_suite patroni host "Patroni and etcd: a switchover and a kill -9 of the leader under a writer" \
+  bash "$ROOT/test/servers/patroni.sh"
+declare_suite demo host "the run command as root in this checkout (ports 56610, 56611)" \
+  bash "$ROOT/test/demo_check.sh" "$ROOT" 56610 56611
+declare_suite demo-nonroot host "the run command as a user with sudo for make and apt-get only" demo_nonroot
+declare_suite matrix-chroots host "waits for the matrix's chroots, made in the background, and prints their log" \
+  matrix_chroots
+for major in $MATRIX_MAJORS; do
+  declare_suite "matrix-pg$major" host "the suites marked for $major, in its chroot (test/matrix.sh pg$major)" \
+    bash "$ROOT/test/matrix.sh" "pg$major"
+done
+declare_suite demo-pg17 host "the run command in the PostgreSQL 17 chroot, picking 17 itself" \
+  bash "$ROOT/test/matrix.sh" pg17 --demo
+
+if [ "${1:-}" = --list ]; then
+  list_suites
+  exit 0
 fi
+
+require_root
+ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
+  libpqxx-dev pkg-config libfaketime $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
+  $(on_host && echo git python3-jsonschema debootstrap)
+require_readable_tree
+# The free disk space where the checkout lives, such as 56G.
+free_space() {
+  df -h --output=avail "$ROOT" | tail -1 | tr -d ' '
+}
+# A full disk fails suites far from its cause (initdb, tar): say up front how much room there is.
+on_host && echo "free disk space under $ROOT: $(free_space)"
+
+CONTEXT=$(on_host && echo host || echo matrix)
+# The matrix targets a selected suite needs (matrix-pgN, demo-pg17: pg17), made ready in the background.
+MATRIX_TARGETS=()
+if on_host; then
+  for major in $MATRIX_MAJORS; do
+    selected "matrix-pg$major" || { [ "$major" = 17 ] && selected demo-pg17; } && MATRIX_TARGETS+=("pg$major")
+  done
+fi
+for name in "${SUITES[@]}"; do
+  runs_on "$CONTEXT" "$PG_MAJOR" "$name" || continue
+  [ "$name" != matrix-chroots ] || [ ${#MATRIX_TARGETS[@]} -gt 0 ] || continue
+  suite "$name" eval "${COMMAND[$name]}"
+  [ "$name" = build ] || continue
+  # Every later suite tests the build just made; without one, stop here.
+  if [ $failed -ne 0 ]; then
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  # The matrix's chroots (debootstrap and packages: mostly downloads and dpkg, about 7 minutes from
+  # scratch) are made in the background while the host's suites run; the matrix-chroots suite waits
+  # for them before the first matrix suite and prints their log.
+  if [ ${#MATRIX_TARGETS[@]} -gt 0 ]; then
+    mkdir -p "$BUILD"
+    (
+      status=0
+      for target in "${MATRIX_TARGETS[@]}"; do bash "$ROOT/test/matrix.sh" "$target" --prepare || status=1; done
+      exit $status
+    ) >"$BUILD/matrix-chroots.log" 2>&1 &
+    CHROOTS_PID=$!
+  fi
+done
 
 # A suite named on the command line that does not exist (or does not run here) is a failure.
 for name in "${SELECTED[@]}"; do

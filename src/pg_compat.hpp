@@ -1,9 +1,9 @@
 // Every difference between the PostgreSQL major versions snowflake builds
 // against is absorbed here, behind PG_VERSION_NUM checks or feature tests, so
-// the other files read as if there were one version. Supported: 15 to 19
-// (15, 17, 18 and 19 tested by test/matrix.sh; 16 reviewed against its
-// release notes, since Debian has no PostgreSQL 16 to build with). Include it
-// only through pg_boundary.hpp, after the PostgreSQL headers.
+// the other files read as if there were one version. The supported majors are
+// SUPPORTED_MAJORS in scripts/lib.sh (the metadata suite checks the guard
+// below against it). Include it only through pg_boundary.hpp, after the
+// PostgreSQL headers.
 #pragma once
 
 #if PG_VERSION_NUM < 150000

@@ -8,9 +8,10 @@
 # next run and a half-made debootstrap is made again. Each run copies the
 # working tree (uncommitted changes included, ignored files excluded) into the
 # chroot (with the vendored Citus source next to it) and runs scripts/test.sh there: build with
-# -Werror, install, then the unit, regress, libpqxx, clients, quick benchmark and server suites. Every mount
+# -Werror, install, then the suites that scripts/test.sh --list marks for its major. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
 # Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]
+# (the targets: MATRIX_MAJORS in scripts/lib.sh; each needs its line in SUITE and CHROOT below).
 # --demo runs the run command (scripts/demo.sh) in the chroot instead, as a newcomer would.
 # --prepare only makes (or finishes) the chroots and installs their packages; the test command runs
 # it in the background while the host's suites run.
@@ -38,17 +39,20 @@ chroot_packages() {
     $([ "$1" -ge 19 ] || echo "postgresql-$1-partman libicu-dev libkrb5-dev liblz4-dev libzstd-dev")
 }
 
-case "${1:-all}" in
-  pg17 | pg18 | pg19) TARGETS=("$1") ;;
-  all) TARGETS=(pg17 pg18 pg19) ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]" ;;
-esac
+USAGE="usage: test/matrix.sh [$(printf 'pg%s|' $MATRIX_MAJORS)all] [--bench|--demo|--prepare]"
+if [ "${1:-all}" = all ]; then
+  read -ra TARGETS <<<"$(printf 'pg%s ' $MATRIX_MAJORS)"
+elif [[ " $MATRIX_MAJORS " == *" ${1#pg} "* && $1 == pg* ]]; then
+  TARGETS=("$1")
+else
+  die "$USAGE"
+fi
 case "${2:-}" in
   "") WHAT=suites ;;
   --bench) WHAT=bench ;;
   --demo) WHAT=demo ;;
   --prepare) WHAT=prepare ;;
-  *) die "usage: test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]" ;;
+  *) die "$USAGE" ;;
 esac
 require_root
 command -v git >/dev/null && git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||

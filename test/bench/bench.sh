@@ -20,7 +20,7 @@
 #      sampling pg_stat_activity's wait events.
 # Usage, as root from the checkout: bash test/bench/bench.sh [--quick]
 # --quick runs every part small and fast, so the test command keeps it working.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/server.sh"
 
 if [ "${1:-}" = --quick ]; then
   N=200000 RUNS=1 LONG_N=0 CALLS=20000 SECONDS_EACH=2 FILL=50000 CONTENTION=2
@@ -28,17 +28,16 @@ else
   N=4000000 RUNS=5 LONG_N=20000000 CALLS=200000 SECONDS_EACH=60 FILL=10000000 CONTENTION=20
 fi
 
-require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" valgrind gnuplot-nox
-require_readable_tree
 build_and_install
 
+# The servers (test/lib/server.sh) listen on their Unix sockets only, with fsync on, as a real server would.
+SUITE_NAME=bench SERVER_LISTEN=
 OUT=$BUILD/bench
-DIR=$OUT/main
-rm -rf "$DIR" "$OUT/single"
-mkdir -p "$DIR" "$OUT/single"
+rm -rf "$OUT/single"
+mkdir -p "$OUT/single"
 chmod 755 "$BUILD" "$OUT"
-chown postgres "$DIR" "$OUT/single"
+chown postgres "$OUT/single"
 RESULTS=$OUT/results.md
 : >"$RESULTS"
 
@@ -52,20 +51,18 @@ say() {
   echo "$*" | tee -a "$RESULTS"
 }
 
-# A new cluster in $1 with snowflake preloaded (node 1), on layout $2 (twitter by default).
+# A new cluster called $1 (socket port $2) with snowflake preloaded (node 1), on layout $3 (twitter by default).
 make_cluster() {
-  as_postgres "$PG_BIN/initdb" -D "$1" -A trust -U postgres >/dev/null
-  printf "shared_preload_libraries = 'snowflake'\nsnowflake.node = 1\nsnowflake.layout = '%s'\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
-    "${2:-twitter}" "$DIR" >>"$1/postgresql.conf"
+  server_init "$1" "$2" "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" \
+    "snowflake.layout = '${3:-twitter}'"
 }
 
-make_cluster "$DIR/data"
-as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w start >/dev/null
-trap 'as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast stop >/dev/null' EXIT
+make_cluster main 56700
+server_start main
 
 # Runs SQL on the benchmark server; -At output.
 bench_sql() {
-  as_postgres psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR" -d postgres "$@"
+  psql_on main -At "$@"
 }
 
 SETUP="CREATE EXTENSION snowflake; CREATE SEQUENCE s_plain; CREATE SEQUENCE s_cache CACHE 100;"
@@ -134,8 +131,8 @@ if [ "$LONG_N" -gt 0 ]; then
 fi
 
 # --- 2. Instructions per call, with callgrind on a single-user backend.
-SINGLE=$OUT/single/data
-make_cluster "$SINGLE"
+make_cluster single 56701
+SINGLE=${SERVER_DIR[single]}/data
 as_postgres "$PG_BIN/postgres" --single -D "$SINGLE" postgres <<<"$SETUP" >/dev/null 2>&1
 # Instructions of one single-user session that runs SELECT count($1) over $CALLS rows (on the cluster
 # in $3, $SINGLE by default).
@@ -163,9 +160,9 @@ done
 # The other presets: a 10 ms tick (sonyflake) pays a division per call; js53 fills its 128 IDs a
 # millisecond under callgrind's slowdown now and then, and takes the general step for the next one.
 for layout in sonyflake js53; do
-  make_cluster "$OUT/single/$layout" "$layout"
-  as_postgres "$PG_BIN/postgres" --single -D "$OUT/single/$layout" postgres <<<"CREATE EXTENSION snowflake;" >/dev/null 2>&1
-  ir=$(instructions "snowflake_nextval()" "$layout" "$OUT/single/$layout")
+  make_cluster "$layout" 56702 "$layout"
+  as_postgres "$PG_BIN/postgres" --single -D "${SERVER_DIR[$layout]}/data" postgres <<<"CREATE EXTENSION snowflake;" >/dev/null 2>&1
+  ir=$(instructions "snowflake_nextval()" "$layout" "${SERVER_DIR[$layout]}/data")
   require_number "$layout's instructions" "$ir"
   say "| snowflake_nextval(), layout $layout | $(((ir - floor_ir) / CALLS)) |"
 done
@@ -196,7 +193,7 @@ done
 for clients in 1 2; do
   for table in "${TABLES[@]}"; do # the key types take turns, each after a checkpoint of its own
     bench_sql -c "CHECKPOINT"
-    TPS[$table.$clients]=$(as_postgres env PGOPTIONS="-c synchronous_commit=off" "$PG_BIN/pgbench" -n -h "$DIR" \
+    TPS[$table.$clients]=$(on_server main env PGOPTIONS="-c synchronous_commit=off" "$PG_BIN/pgbench" -n \
       -c "$clients" -j "$clients" -T "$SECONDS_EACH" -f "$OUT/insert_$table.sql" postgres 2>/dev/null |
       sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
     require_number "$table's tps" "${TPS[$table.$clients]}"
@@ -243,7 +240,7 @@ END $$;
 SQL
 echo "SELECT snowflake_nextval();" >"$OUT/nextval.sql"
 chmod 644 "$OUT/nextval.sql"
-as_postgres "$PG_BIN/pgbench" -n -h "$DIR" -c 8 -j 2 -T "$CONTENTION" -f "$OUT/nextval.sql" postgres >"$OUT/contention.txt" 2>/dev/null &
+on_server main "$PG_BIN/pgbench" -n -c 8 -j 2 -T "$CONTENTION" -f "$OUT/nextval.sql" >"$OUT/contention.txt" 2>/dev/null &
 pgbench_pid=$!
 bench_sql -c "CALL sample_waits($((CONTENTION * 80)))"
 wait "$pgbench_pid"

@@ -14,31 +14,24 @@
 # Asserts nothing about speed (the machine is shared).
 # Usage, as root from the checkout: bash test/bench/ceiling.sh [--quick]
 # --quick uses 2,000,000 IDs and one run, so the test command keeps it working.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/server.sh"
 
 N=20000000 RUNS=3 BLOCKS=4000
 if [ "${1:-}" = --quick ]; then
   N=2000000 RUNS=1 BLOCKS=500
 fi
 
-require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
-require_readable_tree
 build_and_install
 
-DIR=$BUILD/bench/ceiling
-rm -rf "$DIR"
-mkdir -p "$DIR"
-chmod 755 "$BUILD" "$BUILD/bench"
-chown postgres "$DIR"
-as_postgres "$PG_BIN/initdb" -D "$DIR/data" -A trust -U postgres >/dev/null
-printf "shared_preload_libraries = 'snowflake'\nsnowflake.node = 1\nsnowflake.clock_policy = wait\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
-  "$DIR" >>"$DIR/data/postgresql.conf"
-as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w start >/dev/null
-trap 'as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast stop >/dev/null' EXIT
+SUITE_NAME=bench-ceiling SERVER_LISTEN=
+server_init main 56730 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" \
+  "snowflake.clock_policy = wait"
+server_start main
 
+# Runs SQL on the benchmark server; -At output.
 ceiling_sql() {
-  as_postgres psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR" -d postgres "$@"
+  psql_on main -At "$@"
 }
 ceiling_sql -c "CREATE EXTENSION snowflake; SELECT snowflake_nextval();" >/dev/null
 
@@ -67,6 +60,7 @@ best_span_rate() {
   echo "$best"
 }
 
+mkdir -p "$BUILD/bench"
 OUT=$BUILD/bench/ceiling.md
 floor=$(best_ms "g" "$N")
 cheap=$(best_ms "abs(g)" "$N")

@@ -19,18 +19,17 @@
 # and what snowflake_reservation() counted. Asserts nothing about speed.
 # Usage, as root from the checkout: bash test/bench/slow_disk.sh [--quick]
 # --quick runs 2 s each with a 100 ms delay, so the test command keeps it working.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/server.sh"
 
 SECONDS_EACH=10 DELAY_MS=300 CLIENTS=2
 if [ "${1:-}" = --quick ]; then
   SECONDS_EACH=2 DELAY_MS=100
 fi
 
-require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" strace
-require_readable_tree
 build_and_install
 
+SUITE_NAME=bench-slow-disk SERVER_LISTEN=
 DIR=$BUILD/bench/slow-disk
 RESULTS=$BUILD/bench/slow-disk.md
 rm -rf "$DIR"
@@ -38,52 +37,31 @@ mkdir -p "$DIR"
 chmod 755 "$BUILD" "$BUILD/bench"
 chown postgres "$DIR"
 echo 'SELECT snowflake_nextval();' >"$DIR/nextval.sql"
-SERVER_PID=
 
 # Runs SQL on the benchmark server; -At output.
 disk_sql() {
-  as_postgres psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR" -d postgres "$@"
+  psql_on disk -At "$@"
 }
 
-# Stops the server (fast), then waits for its process (strace's, under strace), which exits with it.
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
-}
-trap stop_server EXIT
-
-# Waits until the server accepts connections, up to 60 s; stops with its log if it does not.
-wait_for_server() {
-  local deadline=$((SECONDS + 60))
-  until as_postgres "$PG_BIN/pg_isready" -q -h "$DIR"; do
-    kill -0 "$SERVER_PID" 2>/dev/null && [ $SECONDS -lt $deadline ] || { tail -20 "$DIR"/server.log; die "the server did not start"; }
-    sleep 0.2
-  done
-}
-
-# One run called $1: a fresh cluster started by the command after it (the postgres binary's path
-# and arguments follow), with the SQL in $SETUP run first; appends a table row to the results.
+# One run called $1: a fresh cluster (fsync on), its postmaster started under the command after the
+# label (strace ...; none: started by pg_ctl), with the SQL in $SETUP run first; appends a table row
+# to the results.
 measure() {
   local label=$1 tps latencies p999 max counters
   shift
-  rm -rf "$DIR/data" "$DIR"/log.*
-  as_postgres "$PG_BIN/initdb" -D "$DIR/data" -A trust -U postgres >/dev/null
-  printf "shared_preload_libraries = 'snowflake'\nsnowflake.node = 1\nsnowflake.fault_injection = on\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
-    "$DIR" >>"$DIR/data/postgresql.conf"
+  rm -f "$DIR"/log.*
+  server_init disk 56720 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" \
+    "snowflake.fault_injection = on"
   # The extension and the state file are made in a first start of their own: under strace, no
   # fsync is then under way while pgbench's backends are forked (see above). pgbench connects
   # before any ID is issued; its first call writes the first reservation.
-  as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w start >/dev/null
+  server_start disk || die "the server did not start"
   disk_sql -c "CREATE EXTENSION snowflake"
-  as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
-  as_postgres "$@" -D "$DIR/data" >>"$DIR/server.log" 2>&1 &
-  SERVER_PID=$!
-  wait_for_server
+  server_stop disk
+  server_start disk "$@" || die "the server did not start ($label)"
   [ -z "${SETUP:-}" ] || disk_sql -c "$SETUP" >/dev/null 2>&1
-  as_postgres "$PG_BIN/pgbench" -n -h "$DIR" -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_EACH" -f "$DIR/nextval.sql" \
-    --log --log-prefix="$DIR/log" postgres >"$DIR/pgbench.out" 2>&1 || { cat "$DIR/pgbench.out"; die "pgbench failed ($label)"; }
+  on_server disk "$PG_BIN/pgbench" -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_EACH" -f "$DIR/nextval.sql" \
+    --log --log-prefix="$DIR/log" >"$DIR/pgbench.out" 2>&1 || { cat "$DIR/pgbench.out"; die "pgbench failed ($label)"; }
   tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$DIR/pgbench.out")
   [[ "$tps" =~ ^[0-9.]+$ ]] || die "pgbench gave no rate for $label"
   # pgbench's per-transaction log: the third field is the latency in µs.
@@ -92,7 +70,7 @@ measure() {
   max=$(tail -1 <<<"$latencies" | awk '{printf "%.1f", $1 / 1000}')
   counters=$(disk_sql -F ' ' -c "SELECT lead_ms, renewals, caller_writes, caller_waits FROM snowflake_reservation()" \
     2>/dev/null || echo "- - - -")
-  stop_server
+  server_stop disk
   read -r lead renewals caller_writes caller_waits <<<"$counters"
   printf '| %s | %.0f | %s | %s | %s | %s | %s | %s |\n' "$label" "$tps" "$p999" "$max" "$lead" "$renewals" \
     "$caller_writes" "$caller_waits" | tee -a "$RESULTS"
@@ -111,12 +89,11 @@ tps_of() { cat "$DIR/tps-$(tr -c 'a-z0-9\n' _ <<<"$1")"; }
   echo "| run | calls/s | p99.9 (ms) | slowest (ms) | lead (ms) | renewals | caller writes | caller waits |"
   echo "|---|---|---|---|---|---|---|---|"
 } | tee "$RESULTS"
-POSTGRES=("$PG_BIN/postgres")
 STRACE=(strace -f --seccomp-bpf -e trace=fsync -o /dev/null)
-measure "as it is" "${POSTGRES[@]}"
-SETUP="SELECT snowflake_inject_write_delay($DELAY_MS)" measure "reservation writes +${DELAY_MS} ms" "${POSTGRES[@]}"
-measure "strace, fsync as it is" "${STRACE[@]}" "${POSTGRES[@]}"
-measure "strace, every fsync +${DELAY_MS} ms" "${STRACE[@]}" -e inject=fsync:delay_enter=$((DELAY_MS * 1000)) "${POSTGRES[@]}"
+measure "as it is"
+SETUP="SELECT snowflake_inject_write_delay($DELAY_MS)" measure "reservation writes +${DELAY_MS} ms"
+measure "strace, fsync as it is" "${STRACE[@]}"
+measure "strace, every fsync +${DELAY_MS} ms" "${STRACE[@]}" -e inject=fsync:delay_enter=$((DELAY_MS * 1000))
 plain=$(awk -v a="$(tps_of "reservation writes +${DELAY_MS} ms")" -v b="$(tps_of "as it is")" 'BEGIN { printf "%.2f", a / b }')
 traced=$(awk -v a="$(tps_of "strace, every fsync +${DELAY_MS} ms")" -v b="$(tps_of "strace, fsync as it is")" \
   'BEGIN { printf "%.2f", a / b }')

@@ -12,8 +12,8 @@
 # Usage, as root from the checkout: bash test/bench/time_range.sh [--quick]
 # --quick uses 200,000 rows and one run, so the test command keeps it working.
 # It builds and installs snowflake first, and runs its own server (fsync on,
-# default settings otherwise) under build/bench/.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+# default settings otherwise; test/lib/server.sh), on its Unix socket only.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/server.sh"
 
 ROWS=5000000
 RUNS=5
@@ -22,34 +22,15 @@ if [ "${1:-}" = --quick ]; then
   RUNS=1
 fi
 
-require_root
 ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
-require_readable_tree
 build_and_install
 
-DIR=$BUILD/bench/time_range
-rm -rf "$DIR"
-mkdir -p "$DIR"
-chmod 755 "$BUILD" "$BUILD/bench"
-chown postgres "$DIR"
-as_postgres "$PG_BIN/initdb" -D "$DIR/data" -A trust -U postgres >/dev/null
-cat >>"$DIR/data/postgresql.conf" <<CONF
-shared_preload_libraries = 'snowflake'
-snowflake.node = 1
-snowflake.backfill_node = 1023
-listen_addresses = ''
-unix_socket_directories = '$DIR'
-CONF
-as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w start >/dev/null
-trap 'as_postgres "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast stop >/dev/null' EXIT
-
-# Runs SQL on the benchmark server.
-bench_sql() {
-  as_postgres psql -X -q -v ON_ERROR_STOP=1 -h "$DIR" -d postgres "$@"
-}
+SUITE_NAME=bench-time-range SERVER_LISTEN=
+server_init main 56710 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" "snowflake.backfill_node = 1023"
+server_start main
 
 started=$SECONDS
-bench_sql <<SQL
+psql_on main <<SQL
 CREATE EXTENSION snowflake;
 CREATE TABLE readings (id bigint PRIMARY KEY, created_at timestamptz NOT NULL, payload int NOT NULL);
 INSERT INTO readings
@@ -72,14 +53,14 @@ declare -A NAME=([1]="id <@ tstzrange (primary key)" [2]="snowflake_timestamp(id
 # Runs query $1 once: "ms|node|buffers" from EXPLAIN (ANALYZE, BUFFERS).
 run_once() {
   local plan
-  plan=$(bench_sql -At -c "EXPLAIN (ANALYZE, BUFFERS) ${QUERY[$1]}")
+  plan=$(psql_on main -At -c "EXPLAIN (ANALYZE, BUFFERS) ${QUERY[$1]}")
   printf '%s|%s|%s\n' "$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$plan")" \
     "$(grep -oE '(Index Only Scan|Index Scan|Bitmap Index Scan|Seq Scan|Parallel Seq Scan) (using [a-z_]+ )?on [a-z_]+' <<<"$plan" | head -1)" \
     "$(grep -m1 'Buffers:' <<<"$plan" | sed 's/^ *Buffers: //')"
 }
 
-rows=$(bench_sql -At -c "${QUERY[1]}" | cut -d'|' -f1)
-[ "$rows" = "$(bench_sql -At -c "${QUERY[3]}" | cut -d'|' -f1)" ] || die "the three forms disagree on the row count"
+rows=$(psql_on main -At -c "${QUERY[1]}" | cut -d'|' -f1)
+[ "$rows" = "$(psql_on main -At -c "${QUERY[3]}" | cut -d'|' -f1)" ] || die "the three forms disagree on the row count"
 echo
 echo "One hour of $ROWS rows over 30 days ($rows rows), best of $RUNS, PostgreSQL $($PG_BIN/postgres --version | awk '{print $3}'):"
 echo

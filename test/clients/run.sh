@@ -7,18 +7,51 @@
 # runs its tests; its install and run times are printed, and a summary of
 # every part at the end.
 # Usage (as root): bash test/clients/run.sh [PART...]   (no argument: every part)
-# Parts: python (psycopg 3, SQLAlchemy), django, asyncpg, js (node-postgres,
-# Knex, Drizzle, Sequelize, TypeORM), prisma, kysely, mikroorm, php (PDO),
-# laravel (Eloquent), java (JDBC, Hibernate), go (pgx), rust (tokio-postgres),
-# rails (Active Record), exporter, pgbouncer.
-# The server lives under build/clients, listens on 127.0.0.1:$CLIENTS_PORT
-# (56300 by default) and is stopped by PID when the script exits. Builds that
-# outlive a run (Go's cache, Rust's target directory keyed on Cargo.lock) are
-# kept under /var/cache/snowflake-clients, outside the checkout.
-source "$(dirname "$0")/../../scripts/lib.sh"
+# The parts, and the tests each runs (each test file's header says what it checks):
+#   python    python/test_psycopg3.py, python/test_sqlalchemy.py (psycopg 3, SQLAlchemy 1.4)
+#   django    python/test_django.py with the models of python/shop/ (Django 3.2)
+#   asyncpg   python/test_asyncpg.py
+#   js        js/*.test.mjs under node --test (node-postgres, Knex, Drizzle, Sequelize, TypeORM)
+#   prisma    prisma validate and format --check, then js/prisma.test.ts (Prisma 7)
+#   kysely    js/kysely.test.ts;  mikroorm  js/mikroorm.test.ts (MikroORM 6)
+#   php       php/lastval.php (PDO);  laravel  php/eloquent.php (Eloquent 8)
+#   java      java/HibernateBlocks.java (JDBC, Hibernate 3.6)
+#   go        go/pgx_test.go (pgx v4);  rust  rust/tests/keys.rs (tokio-postgres 0.7)
+#   rails     ruby/activerecord_trap_test.rb, then ruby/activerecord_test.rb (Active Record 6.1)
+#   exporter  exporter.sh (prometheus-postgres-exporter and promtool, 127.0.0.1:56301)
+#   pgbouncer pgbouncer.sh (transaction pooling under pgbench, 127.0.0.1:56302)
+# setup.sql, loaded into postgres and template1, creates the extension and the
+# helpers the framework tests share: clients_make_tables(prefix) (a bigint-keyed
+# and a snowflake-keyed table) and clients_check_ids(table, ids), which passes
+# only when the IDs a client got back are exactly the table's id::text and at
+# least one of them is an ID a double cannot hold.
+# The server (test/lib/server.sh) lives under build/servers/clients, listens
+# on 127.0.0.1:$CLIENTS_PORT (56300 by default), node 7. The JavaScript parts
+# share one npm ci of js/package-lock.json (the first of them pays for it) and
+# need Node 20.19 or later (Prisma 7's minimum). Builds that outlive a run (Go's
+# cache, Rust's target directory keyed on Cargo.lock) are kept under
+# /var/cache/snowflake-clients, outside the checkout.
+# In the version matrix only the parts scripts/test.sh names (CLIENTS_MATRIX_PARTS)
+# run, on each release's own Node, JDK, JDBC driver and Hibernate 3.6.10 (trixie
+# and sid still package libhibernate3-java; default-jdk-headless is 21 in trixie,
+# 25 in sid) and the same npm lock file (Node 20.19 in trixie, 24 in sid); npm
+# there trusts the host's CA certificates, copied into the chroot. The other
+# parts test Debian 12's packaged framework versions (Django 3.2, Active Record
+# 6.1, Eloquent 8, pgx v4 in GOPATH mode, tokio-postgres against Debian 12's
+# crate registry), which later releases replace, and their recipes depend on the
+# framework, not on the PostgreSQL major.
+# Times on the 2-core test machine (2026-11-24), install + run: in a new Debian
+# 12 chroot (Node 20 given), rust 193 + 1 s (its packages and the cold build),
+# go 59 + 0, java 23 + 5, php 21 + 0, rails 20 + 4, laravel 12 + 0, exporter
+# 7 + 0, pgbouncer 6 + 1, django 5 + 1, python 4 + 0, asyncpg 1 + 1, and the
+# JavaScript parts 33 s of npm ci then 2, 7, 2 and 4 s: about 7 minutes in all.
+# With everything installed and Rust's target directory cached: 132 s. The
+# matrix's JavaScript and Java parts (chroots provisioned): 96 s on 17 (41 s of
+# it npm ci), 38 s on 18, 26 s on 19.
+source "$(dirname "$0")/../lib/server.sh"
 
+SUITE_NAME=clients
 PORT=${CLIENTS_PORT:-56300}
-DATA=$BUILD/clients/data
 HERE=$ROOT/test/clients
 CACHE=/var/cache/snowflake-clients
 ALL_PARTS=(python django asyncpg js prisma kysely mikroorm php laravel java go rust rails exporter pgbouncer)
@@ -27,9 +60,6 @@ PARTS=("$@")
 for part in "${PARTS[@]}"; do
   [[ " ${ALL_PARTS[*]} " == *" $part "* ]] || die "unknown part '$part' (choose from: ${ALL_PARTS[*]})"
 done
-
-require_root
-require_readable_tree
 
 # Installs node and npm if missing, then the JavaScript parts' modules, once per run (a failure is
 # not tried again by the next part): exactly the lock file's versions, and no package's install
@@ -113,35 +143,12 @@ test_part() {
 }
 
 # Starts a fresh preloaded server on 127.0.0.1:$PORT with snowflake.node = 7 and setup.sql loaded
-# into postgres and template1 (so databases the tests create have it too); stops it by PID on exit.
+# into postgres and template1 (so databases the tests create have it too).
 start_server() {
-  rm -rf "$BUILD/clients"
-  postgres_dir clients
-  as_postgres "$PG_BIN/initdb" -D "$DATA" -A trust -U postgres >/dev/null
-  cat >>"$DATA/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $PORT
-unix_socket_directories = '$BUILD/clients'
-shared_preload_libraries = 'snowflake'
-snowflake.node = 7
-fsync = off
-CONF
-  trap stop_server EXIT
-  as_postgres "$PG_BIN/pg_ctl" -D "$DATA" -l "$BUILD/clients/server.log" -w -t 60 start >/dev/null
+  server_init main "$PORT" "shared_preload_libraries = 'snowflake'" "snowflake.node = 7"
+  server_start main
   local db
-  for db in template1 postgres; do
-    as_postgres "$PG_BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -qAtX -v ON_ERROR_STOP=1 -f "$HERE/setup.sql" "$db" >/dev/null
-  done
-}
-
-# Stops the server this script started, by the PID in its postmaster.pid.
-stop_server() {
-  local pid
-  [ -f "$DATA/postmaster.pid" ] || return 0
-  pid=$(head -1 "$DATA/postmaster.pid")
-  kill -INT "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
+  for db in template1 postgres; do psql_on main -At -d "$db" -f "$HERE/setup.sql" >/dev/null; done
 }
 
 # Compiles and runs test/clients/java against Debian's JDBC driver and Hibernate 3.6 jars.
@@ -154,6 +161,7 @@ java_clients() {
     java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks
 }
 
+rm -rf "$BUILD/clients"
 start_server
 export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres SNOWFLAKE_NODE=7
 status=0

@@ -2,9 +2,9 @@
 """The docs suite: runs every ```sql block of README.md and docs/*.md against a
 real server, so that no SQL the documentation shows is untested.
 
-Each Markdown file gets a fresh database on one temporary server (initdb under
-the work directory, snowflake preloaded, node 1, Unix socket only), with the
-extension already created; its blocks run in order, each with ON_ERROR_STOP,
+Each Markdown file gets a fresh database, with the extension already created,
+on the server that libpq's environment names (test/docs/run.sh starts one and
+runs this script against it); its blocks run in order, each with ON_ERROR_STOP,
 so a later block sees the tables an earlier one made. A block that cannot run
 here carries, on the line before its fence, `<!-- not run: why; what covers
 it -->` and is counted, not run. A block meant to fail carries
@@ -12,8 +12,8 @@ it -->` and is counted, not run. A block meant to fail carries
 Blocks of application code (js, ts, py, rb, php, go, rs, java, prisma, xml,
 yaml) are not run here: each must stand, line for line, in a file under test/
 or docs/monitoring/, which the suites that run that code read.
-Run as the postgres system user (PostgreSQL refuses root):
-    run_docs.py --pg-bin DIR --work DIR [--show] [FILE.md ...]
+Run it through test/docs/run.sh [--show] [FILE.md ...] (as root); by itself:
+    PGHOST=... PGPORT=... PGUSER=... run_docs.py --pg-bin DIR [--show] [FILE.md ...]
 It prints one line per failing block (file:line, the error) and ends with
 "N run, M not run" and "N passed, N failed"; --show also prints what each
 block printed, to read the results against the prose.
@@ -22,22 +22,12 @@ import argparse
 import glob
 import os
 import re
-import signal
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->")
 EXPECT_ERROR = re.compile(r"<!--\s*expect error\s+([0-9A-Z]{5})\s*-->")
-CONF = """
-shared_preload_libraries = 'snowflake'
-snowflake.node = 1
-snowflake.backfill_node = 1023
-track_commit_timestamp = on
-listen_addresses = ''
-port = 56960
-fsync = off
-"""
 
 
 class Block:
@@ -116,10 +106,9 @@ def stands_in(block, sources):
     return any(lines[k : k + n] == block for lines in sources.values() for k in range(len(lines) - n + 1))
 
 
-def psql(args, pg_bin, sock, db, sql):
-    """Runs SQL through psql on the test server; returns (exit code, output)."""
-    cmd = [os.path.join(pg_bin, "psql"), "-X", "-q", "-h", sock, "-p", "56960", "-d", db,
-           "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose"] + args
+def psql(pg_bin, db, sql):
+    """Runs SQL through psql on the server libpq's environment names (PGHOST, PGPORT); returns (exit code, output)."""
+    cmd = [os.path.join(pg_bin, "psql"), "-X", "-q", "-d", db, "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose"]
     run = subprocess.run(cmd, input=sql, text=True, capture_output=True)
     return run.returncode, run.stdout + run.stderr
 
@@ -127,70 +116,50 @@ def psql(args, pg_bin, sock, db, sql):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pg-bin", required=True)
-    parser.add_argument("--work", required=True)
     parser.add_argument("--show", action="store_true", help="print each block's output")
     parser.add_argument("files", nargs="*")
     opts = parser.parse_args()
     files = opts.files or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
 
-    opts.work = os.path.abspath(opts.work)
-    data, sock = os.path.join(opts.work, "data"), opts.work
-    subprocess.run(["rm", "-rf", data], check=True)
-    os.makedirs(opts.work, exist_ok=True)
-    subprocess.run([os.path.join(opts.pg_bin, "initdb"), "-D", data, "-A", "trust", "-E", "UTF8", "--no-sync"],
-                   check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(data, "postgresql.conf"), "a") as conf:
-        conf.write(CONF + f"unix_socket_directories = '{sock}'\n")
-    log = os.path.join(opts.work, "server.log")
-    ctl = [os.path.join(opts.pg_bin, "pg_ctl"), "-D", data, "-l", log, "-w", "-t", "60"]
-    if subprocess.run(ctl + ["start"], stdout=subprocess.DEVNULL).returncode != 0:
-        print(f"the docs server did not start; log: {log}")
-        return 1
     passed = failed = skipped = 0
-    # A TERM (a timeout, a stopped CI job) still reaches the finally below, which stops the server.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    try:
-        for n, path in enumerate(files):
-            rel = os.path.relpath(path, ROOT)
-            db = f"docs_{n}"
-            code, out = psql([], opts.pg_bin, sock, "postgres",
-                             f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db};")
-            if code == 0:
-                code, out = psql([], opts.pg_bin, sock, db, "CREATE EXTENSION snowflake;")
-            if code != 0:
-                print(f"FAILED {rel}: could not make its database: {out.strip()}")
-                failed += 1
+    for n, path in enumerate(files):
+        rel = os.path.relpath(path, ROOT)
+        db = f"docs_{n}"
+        code, out = psql(opts.pg_bin, "postgres", f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db};")
+        if code == 0:
+            code, out = psql(opts.pg_bin, db, "CREATE EXTENSION snowflake;")
+        if code != 0:
+            print(f"FAILED {rel}: could not make its database: {out.strip()}")
+            failed += 1
+            continue
+        for block in blocks_of(path):
+            if block.not_run:
+                skipped += 1
                 continue
-            for block in blocks_of(path):
-                if block.not_run:
-                    skipped += 1
-                    continue
-                # The extension exists already in each page's database.
-                sql = re.sub(r"(?i)CREATE EXTENSION snowflake\b", "CREATE EXTENSION IF NOT EXISTS snowflake", block.sql)
-                code, out = psql([], opts.pg_bin, sock, db, "SET client_min_messages = warning;\n" + sql)
-                if block.expect:
-                    ok = code != 0 and re.search(rf"ERROR:\s+{block.expect}:", out) is not None
-                    why = f"expected SQLSTATE {block.expect}, got: {out.strip()[-300:] or 'success'}"
-                else:
-                    ok = code == 0
-                    why = out.strip()[-400:]
-                if opts.show:
-                    print(f"--- {rel}:{block.line}\n{out.rstrip()}")
-                if ok:
-                    passed += 1
-                else:
-                    failed += 1
-                    print(f"FAILED {rel}:{block.line}: {why}")
-        sources = source_lines()
-        for path in files:
-            for line, block in recipe_blocks(path):
-                if stands_in(block, sources):
-                    passed += 1
-                else:
-                    failed += 1
-                    print(f"FAILED {os.path.relpath(path, ROOT)}:{line}: this code stands in no test's source")
-    finally:
-        subprocess.run(ctl + ["-m", "fast", "stop"], stdout=subprocess.DEVNULL)
+            # The extension exists already in each page's database.
+            sql = re.sub(r"(?i)CREATE EXTENSION snowflake\b", "CREATE EXTENSION IF NOT EXISTS snowflake", block.sql)
+            code, out = psql(opts.pg_bin, db, "SET client_min_messages = warning;\n" + sql)
+            if block.expect:
+                ok = code != 0 and re.search(rf"ERROR:\s+{block.expect}:", out) is not None
+                why = f"expected SQLSTATE {block.expect}, got: {out.strip()[-300:] or 'success'}"
+            else:
+                ok = code == 0
+                why = out.strip()[-400:]
+            if opts.show:
+                print(f"--- {rel}:{block.line}\n{out.rstrip()}")
+            if ok:
+                passed += 1
+            else:
+                failed += 1
+                print(f"FAILED {rel}:{block.line}: {why}")
+    sources = source_lines()
+    for path in files:
+        for line, block in recipe_blocks(path):
+            if stands_in(block, sources):
+                passed += 1
+            else:
+                failed += 1
+                print(f"FAILED {os.path.relpath(path, ROOT)}:{line}: this code stands in no test's source")
     print(f"docs: {passed + failed} run, {skipped} not run")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1

@@ -52,13 +52,7 @@ TEST(Stats, StateNamesANodeReservedForBackfill) {
 	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_nextval()"});
 	server.append_conf("snowflake.backfill_node = 5");
 	server.reload();
-	ASSERT_TRUE(wait_until(
-	    [&] {
-		    pqxx::connection fresh = server.connect();
-		    pqxx::work tx{fresh};
-		    return one_value<std::string>(tx, "SHOW snowflake.backfill_node") == "5";
-	    },
-	    10s));
+	ASSERT_TRUE(server.wait_for_setting("snowflake.backfill_node", "5"));
 	pqxx::connection after = server.connect();
 	pqxx::work tx{after};
 	EXPECT_EQ(one_value<std::string>(tx, "SELECT state FROM snowflake_stats()"), "node reserved");

@@ -201,6 +201,16 @@ bool Server::wait_until_accepting(std::chrono::milliseconds timeout) const {
 	    timeout);
 }
 
+bool Server::wait_for_setting(const std::string &name, const std::string &value) const {
+	return wait_until(
+	    [&] {
+		    pqxx::connection conn = connect();
+		    pqxx::work tx{conn};
+		    return one_value<std::string>(tx, "SHOW " + name) == value;
+	    },
+	    std::chrono::seconds(10));
+}
+
 bool Server::wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const {
 	return wait_until([&] { return log().find(text) != std::string::npos; }, timeout);
 }

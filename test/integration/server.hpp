@@ -58,6 +58,9 @@ public:
 	pqxx::connection connect() const;
 	// Waits until a new connection succeeds, up to timeout; false if none did.
 	bool wait_until_accepting(std::chrono::milliseconds timeout) const;
+	// Waits until a new connection's SHOW name gives value (the postmaster has reloaded), up to 10 s;
+	// false if it never did.
+	bool wait_for_setting(const std::string &name, const std::string &value) const;
 	// Waits until the server log contains text, up to timeout; false if it never did.
 	bool wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const;
 	// The server log so far.

@@ -35,7 +35,6 @@
 # (ports 56460-56463; CITUS_SECONDS sets the length of the pgbench runs).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-require_root
 SUITE_NAME=citus
 HERE=$ROOT/test/servers/citus
 CITUS_CACHE=/var/cache/snowflake-citus
@@ -108,8 +107,7 @@ install_citus() {
 
 # Runs SQL on server $1 that must fail, and prints psql's report (ERROR with its SQLSTATE, DETAIL, HINT).
 error_of() {
-  ! as_postgres "$PGB/psql" -h 127.0.0.1 -p "${SERVER_PORT[$1]}" -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1 \
-    -v VERBOSITY=verbose -c "$2" 2>&1 || echo "(no error)"
+  ! psql_on "$1" -At -v VERBOSITY=verbose -c "$2" 2>&1 || echo "(no error)"
 }
 
 # Runs pgbench on server $1 with $2 clients for $SECONDS_PER_RUN s (script $3, then pgbench options);
@@ -117,8 +115,8 @@ error_of() {
 bench() {
   local name=$1 clients=$2 script=$3 out
   shift 3
-  out=$(as_postgres "$PGB/pgbench" -n -h 127.0.0.1 -p "${SERVER_PORT[$name]}" -U postgres -c "$clients" -j "$clients" \
-    -T "$SECONDS_PER_RUN" -f "$script" "$@" postgres 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
+  out=$(on_server "$name" "$PGB/pgbench" -n -c "$clients" -j "$clients" -T "$SECONDS_PER_RUN" -f "$script" "$@" 2>&1) ||
+    { echo "$out" | tail -5 >&2; return 1; }
   sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out"
 }
 
@@ -188,8 +186,8 @@ done
 
 # Monitoring's role: pg_monitor, not a superuser (Citus creates the role and the grant on every server).
 sql c "CREATE ROLE snowflake_watcher LOGIN; GRANT pg_monitor TO snowflake_watcher" >/dev/null
-check "a pg_monitor member that is not a superuser runs it across the cluster" [ "$(as_postgres "$PGB/psql" -h 127.0.0.1 \
-  -p 56460 -U snowflake_watcher -d postgres -XAtq -c "SELECT count(*) FILTER (WHERE problem IS NULL) FROM snowflake_cluster_nodes()")" = 3 ]
+check "a pg_monitor member that is not a superuser runs it across the cluster" [ "$(psql_on c -At \
+  -U snowflake_watcher -c "SELECT count(*) FILTER (WHERE problem IS NULL) FROM snowflake_cluster_nodes()")" = 3 ]
 
 echo "--- 2. where each insert path makes its IDs"
 sql_file c "$HERE/paths.sql" >/dev/null

@@ -24,7 +24,6 @@ case $MODE in
   native) [ "$PG_MAJOR" -ge 16 ] || die "origin = none needs PostgreSQL 16 or later" ;;
   *) die "usage: test/servers/multimaster.sh [pglogical|native]" ;;
 esac
-require_root
 SUITE_NAME=multimaster-$MODE
 # A failed check, or a statement that stops the suite early, shows what each server logged, so
 # that the CI log alone explains it.

@@ -16,7 +16,6 @@
 # Usage, as root with the extension installed: bash test/servers/node_file.sh (ports 56440-56441).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-require_root
 SUITE_NAME=node-file
 INCLUDE="include = '../snowflake-node.conf'"
 
@@ -35,8 +34,7 @@ sql p1 "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), at te
 sql p1 "INSERT INTO t (at) SELECT 'p1 before' FROM generate_series(1, 100)" >/dev/null
 
 echo "--- pg_basebackup of p1 into s2"
-SERVER_DIR[s2]=$SERVERS/$SUITE_NAME/s2 SERVER_PORT[s2]=56441
-rm -rf "${SERVER_DIR[s2]}" && mkdir -p "${SERVER_DIR[s2]}" && chown postgres "${SERVER_DIR[s2]}"
+server_adopt s2 56441
 as_postgres "$PGB/pg_basebackup" -h 127.0.0.1 -p 56440 -U postgres -D "${SERVER_DIR[s2]}/data" -R -X stream
 for f in postgresql.conf postgresql.auto.conf snowflake.state; do
   check "pg_basebackup copied $f" [ -e "${SERVER_DIR[s2]}/data/$f" ]

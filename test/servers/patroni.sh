@@ -16,7 +16,6 @@
 # bash test/servers/patroni.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-require_root
 ensure_packages patroni etcd-server etcd-client curl
 SUITE_NAME=patroni
 HERE=$ROOT/test/servers
@@ -73,10 +72,9 @@ CLEANUPS+=("stop_spawned etcd")
 wait_for 30 etcdctl --endpoints "127.0.0.1:$ETCD" endpoint health || die "etcd did not start"
 for n in 1 2 3; do
   m=m$n
-  mkdir -p "$TOP/$m" && chown postgres "$TOP/$m"
+  server_adopt $m $((56419 + n))
   sed -e "s|@NAME@|$m|; s|@NODE@|$n|; s|@PORT@|$((56419 + n))|; s|@API@|$((56429 + n))|" \
     -e "s|@DIR@|$TOP/$m|; s|@ETCD@|$ETCD|; s|@BIN@|$PGB|" "$HERE/patroni-member.yml" >"$TOP/$m.yml"
-  SERVER_DIR[$m]=$TOP/$m SERVER_PORT[$m]=$((56419 + n))
   CLEANUPS=("stop_spawned $m" "${CLEANUPS[@]}")
 done
 spawn m1 patroni "$TOP/m1.yml"
