@@ -10,7 +10,7 @@ MODULE_big = snowflake
 OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
 # The current version's install script is built from one readable source per area
 # (src/sql/, in this order); released install and upgrade scripts are files of their own.
-SQL_SOURCES = $(addprefix src/sql/,generator.sql reservation.sql decoding.sql time_range.sql many_servers.sql encoding.sql type.sql convert.sql)
+SQL_SOURCES = $(addprefix src/sql/,generator.sql reservation.sql decoding.sql time_range.sql many_servers.sql encoding.sql type.sql convert.sql convert_views.sql)
 # Upgrade scripts of unreleased versions are built from src/sql/upgrade--A--B.sql (see below).
 UPGRADE_SOURCES = $(wildcard src/sql/upgrade--*.sql)
 DATA_built = snowflake--$(EXTVERSION).sql $(patsubst src/sql/upgrade--%,snowflake--%,$(UPGRADE_SOURCES))

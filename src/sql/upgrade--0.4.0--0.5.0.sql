@@ -10,3 +10,16 @@
 -- the grants users had made on them in pg_init_privs as the extension's, which pg_dump then left out:
 -- the initial privileges of every function go back to what the extension's scripts grant.
 -- @init-privileges
+
+-- snowflake_convert_column() refuses to alter a table the caller does not own itself (a CHECK constraint
+-- would run its owner's code with the caller's rights) and quotes the WITH options of the views it
+-- recreates; its steps are internal helpers.
+-- @new snowflake_convert_target(regclass, name, text)
+-- @new snowflake_convert_dependents(regclass, smallint)
+-- @new snowflake_convert_check_owners(regclass, name, oid[], smallint[])
+-- @new snowflake_convert_check_keys(regclass, name, oid[], smallint[], regclass)
+-- @new snowflake_convert_check_citus(regclass, name, smallint, oid[], smallint[])
+-- @new snowflake_convert_views(regclass, name, oid[], smallint[])
+-- @new snowflake_convert_view_statements(oid[])
+-- @new snowflake_convert_regrant(text[], text[])
+-- @replace snowflake_convert_column(regclass, name)
