@@ -11,6 +11,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DOCS=$HERE/../../docs/monitoring
 EXPORTER_PORT=${EXPORTER_PORT:-56301}
+ELSEWHERE_PORT=${EXPORTER_ELSEWHERE_PORT:-56303}
 psql_() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 
 psql_ -c "DROP ROLE IF EXISTS snowflake_exporter" -c "CREATE ROLE snowflake_exporter LOGIN IN ROLE pg_monitor"
@@ -93,8 +94,8 @@ psql_ -d exporter_elsewhere -c "CREATE SCHEMA monitoring" -c "CREATE EXTENSION s
 ELSEWHERE=${TMPDIR:-/tmp}/snowflake-exporter-monitoring
 mkdir -p "$ELSEWHERE"
 sed 's/public\.snowflake_/monitoring.snowflake_/g' "$DOCS/postgres-exporter.yml" >"$ELSEWHERE/postgres-exporter.yml"
-start_exporter "$((EXPORTER_PORT + 1))" exporter_elsewhere "$ELSEWHERE/postgres-exporter.yml" "$ELSEWHERE/log"
-elsewhere=$(scrape "$((EXPORTER_PORT + 1))" "$ELSEWHERE/log") || elsewhere=
+start_exporter "$ELSEWHERE_PORT" exporter_elsewhere "$ELSEWHERE/postgres-exporter.yml" "$ELSEWHERE/log"
+elsewhere=$(scrape "$ELSEWHERE_PORT" "$ELSEWHERE/log") || elsewhere=
 line=$(grep '^snowflake_can_issue{' <<<"$elsewhere" || true)
 check "the rewritten file scrapes the extension in schema monitoring: can_issue is 1, node 7" \
   '[ "${line##* }" = 1 ] && [[ $line == *state=\"ok\"* && $line == *node=\"7\"* ]]'
