@@ -189,7 +189,7 @@ fi
 # benchmark runs the postmaster under strace, on the host only.
 bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick &&
-    { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
+    bash "$ROOT/test/bench/block_loop.sh" --quick && { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
 }
 suite bench bench
 # Multi-master: two servers replicating one table both ways (test/servers/multimaster.sh): pglogical
