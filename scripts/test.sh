@@ -201,6 +201,9 @@ else
 fi
 # Each member's node in a file next to its data directory, through pg_basebackup and pg_rewind.
 suite node-file bash "$ROOT/test/servers/node_file.sh"
+# make install under a running server, the databases to update, and going back to 0.4.0's library
+# (built from its release commit in git, so on the host only).
+on_host && suite rollback bash "$ROOT/test/servers/rollback.sh"
 # Citus: a coordinator and two workers (test/servers/citus.sh), on the majors a Citus release supports.
 [ "$PG_MAJOR" -le 18 ] && suite citus bash "$ROOT/test/servers/citus.sh"
 # HA failover with Patroni and etcd (Debian 12's packages; on the host only).
