@@ -66,11 +66,12 @@ echo '\q' >&"${SESSION[1]}"
 wait "$SESSION_PID" || true
 
 echo "--- 2. every database that has the extension"
-sql r "CREATE DATABASE \"app one\"; CREATE DATABASE plain" >/dev/null
+sql r "CREATE DATABASE \"app one\"" >/dev/null && sql r "CREATE DATABASE plain" >/dev/null
 as_postgres "$PGB/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d "app one" -XAtq -c "CREATE EXTENSION snowflake VERSION '$PREVIOUS'"
 # The ```sh block of docs/upgrading.md after the line that names this file, run as written.
 loop=$(awk '/test\/servers\/rollback.sh runs it/ { armed = 1; next }
-  armed && /^```sh$/ { inblock = 1; next } inblock && /^```$/ { exit } inblock { print }' "$ROOT/docs/upgrading.md")
+  armed && /^ *```sh$/ { indent = index($0, "`") - 1; inblock = 1; next }
+  inblock && /^ *```$/ { exit } inblock { print substr($0, indent + 1) }' "$ROOT/docs/upgrading.md")
 check "docs/upgrading.md has the loop" [ -n "$loop" ]
 found=$(as_postgres env PATH="$PGB:$PATH" PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=postgres bash -c "$loop" | sort | paste -sd,)
 check "it lists the databases with the extension and their versions: $found" \
@@ -104,7 +105,8 @@ sql r "CREATE TABLE calls AS SELECT NULL::text AS symbol, NULL::text AS error LI
     FOR f IN SELECT p.oid::regprocedure AS sig, p.prosrc, p.proname, p.pronamespace::regnamespace AS nsp,
                     (SELECT string_agg('NULL::' || format_type(t, NULL), ', ') FROM unnest(p.proargtypes) t) AS args
              FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
-             WHERE p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')
+             WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+               AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')
                AND NOT EXISTS (SELECT FROM unnest(p.proargtypes) t JOIN pg_type ty ON ty.oid = t WHERE ty.typtype = 'p') LOOP
       BEGIN
         EXECUTE format('SELECT %s.%I(%s)', f.nsp, f.proname, coalesce(f.args, ''));
@@ -114,8 +116,8 @@ sql r "CREATE TABLE calls AS SELECT NULL::text AS symbol, NULL::text AS error LI
       END;
     END LOOP;
   END \$\$" >/dev/null
-lacking=$(comm -23 <(sql r "SELECT symbol FROM calls ORDER BY 1" | sort) \
-  <(nm -D --defined-only "$CACHE/src/snowflake.so" | awk '{print $3}' | sort) | paste -sd' ')
+lacking=$(comm -23 <(sql r "SELECT symbol FROM calls" | sort -u) \
+  <(nm -D --defined-only "$CACHE/src/snowflake.so" | awk '{print $3}' | sort -u) | paste -sd' ')
 failed=$(sql r "SELECT symbol || ': ' || error FROM calls WHERE error IS NOT NULL ORDER BY 1")
 echo "C functions of this version that $PREVIOUS's library lacks: ${lacking:-none}"
 others=$(grep -v ': 42883 could not find function' <<<"$failed" || true)
