@@ -2,7 +2,7 @@
 # Installing over a running server, finding the databases to update, and going back to the
 # previous release, as docs/upgrading.md tells them, on a private copy of this PostgreSQL's
 # installation under build/servers/rollback/pg (make install DESTDIR=... puts the extension
-# there, so the machine's installation is left alone). Checks:
+# there, so the machine's installation is left alone), removed when the suite passes. Checks:
 #   1. make install while a server runs: it writes a new library file (a new inode) instead of
 #      writing into the one the server's processes run, and a backend opened before and one
 #      opened after keep working, on the old library, until the restart.
@@ -127,4 +127,6 @@ for symbol in $lacking; do
 done
 [ -n "$failed" ] && echo "$failed" | sed 's/^/failed: /'
 
-finish && rm -rf "$TREE"
+server_stop r
+# Passed: the copy of PostgreSQL and the data directory go; after a failure they stay to be read.
+finish && rm -rf "${SERVERS:?}/$SUITE_NAME"
