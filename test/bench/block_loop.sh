@@ -74,7 +74,8 @@ measure() {
 
 say "# What a block loop costs other callers"
 say
-say "$("$PGB"/postgres --version), $(nproc) cores; fsync on; $(date -u +%Y-%m-%d); commit" \
+say "$("$PGB"/postgres --version), $(nproc) cores (load average $(cut -d' ' -f1-3 /proc/loadavg) at the start);" \
+  "fsync on; $(date -u +%Y-%m-%d); commit" \
   "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (modified)'); $ROUNDS" \
   "round(s) of $SECONDS_EACH s per case. 2 pgbench clients call SELECT snowflake_nextval(); 4 sessions of a plain" \
   "LOGIN role loop at the same time on the statement named."
