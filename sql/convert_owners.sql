@@ -4,32 +4,34 @@
 -- REFERENCES ran that role's code as superuser. The attack as the issue wrote it, first on
 -- 0.4.0's function (through the current library), where it works, then on this version's,
 -- which refuses, listing the table, with a HINT whose statements, run as written, convert.
-SELECT current_user AS superuser \gset
+SELECT current_user AS bootstrap \gset
 CREATE ROLE intruder LOGIN;
+-- The superuser of the issue (a role of its own, so that the output names it whoever runs the tests).
+CREATE ROLE dba SUPERUSER LOGIN;
 \set attack_as_superuser 'CREATE SCHEMA m AUTHORIZATION intruder; CREATE TABLE public.orders(id serial PRIMARY KEY); INSERT INTO public.orders DEFAULT VALUES; GRANT REFERENCES ON public.orders TO intruder;'
 \set attack_as_intruder 'CREATE FUNCTION m.f(bigint) RETURNS boolean LANGUAGE plpgsql AS $$BEGIN IF current_user <> \'intruder\' THEN EXECUTE \'ALTER ROLE intruder SUPERUSER\'; END IF; RETURN true; END$$; CREATE TABLE m.t(order_id int REFERENCES public.orders CHECK (m.f(order_id))); INSERT INTO m.t VALUES (1);'
 
 -- 0.4.0
 CREATE DATABASE convert_owners_040;
-\c convert_owners_040
+\c convert_owners_040 dba
 CREATE EXTENSION snowflake VERSION '0.4.0';
 :attack_as_superuser
 \c - intruder
 :attack_as_intruder
-\c - :superuser
+\c - dba
 SELECT snowflake_convert_column('public.orders', 'id');
 SELECT rolsuper AS intruder_is_superuser FROM pg_roles WHERE rolname = 'intruder';
 ALTER ROLE intruder NOSUPERUSER;
 
 -- This version.
-\c contrib_regression
+\c contrib_regression :bootstrap
 CREATE DATABASE convert_owners;
-\c convert_owners
+\c convert_owners dba
 CREATE EXTENSION snowflake;
 :attack_as_superuser
 \c - intruder
 :attack_as_intruder
-\c - :superuser
+\c - dba
 SELECT snowflake_convert_column('public.orders', 'id');
 \echo :SQLSTATE
 SELECT rolsuper AS intruder_is_superuser FROM pg_roles WHERE rolname = 'intruder';
@@ -52,7 +54,7 @@ GRANT SELECT ON public.hint_steps TO intruder;
 SELECT n, role, statement FROM public.hint_steps ORDER BY n;
 \c - intruder
 SELECT statement FROM public.hint_steps WHERE role = current_user ORDER BY n \gexec
-\c - :superuser
+\c - dba
 SELECT statement FROM public.hint_steps WHERE role = current_user ORDER BY n \gexec
 SELECT rolsuper AS intruder_is_superuser FROM pg_roles WHERE rolname = 'intruder';
 SELECT attrelid::regclass AS rel, format_type(atttypid, atttypmod) AS type, pg_get_expr(adbin, adrelid) AS default
@@ -72,7 +74,7 @@ SELECT snowflake_convert_column('public.invoices', 'id');
 \echo :SQLSTATE
 RESET ROLE;
 
-\c contrib_regression
+\c contrib_regression :bootstrap
 DROP DATABASE convert_owners_040;
 DROP DATABASE convert_owners;
-DROP ROLE intruder, table_owners, deployer;
+DROP ROLE intruder, table_owners, deployer, dba;

@@ -4,12 +4,16 @@
 -- REVOKE in a script records the whole list, users' grants included. Each case
 -- ends with a dump restored into a new database (CONTRIBUTING.md, Building).
 CREATE ROLE reporting;
+-- The extensions below are created by a superuser of their own, so that the output names it
+-- whoever runs the tests.
+SELECT current_user AS bootstrap \gset
+CREATE ROLE snowflake_owner SUPERUSER LOGIN;
 -- The functions whose initial privileges, as recorded, name reporting.
 \set recorded_for_reporting 'SELECT coalesce(string_agg(i.objoid::regprocedure::text, \', \' ORDER BY i.objoid::regprocedure::text), \'none\') AS recorded_as_the_extensions FROM pg_init_privs i WHERE i.classoid = \'pg_proc\'::regclass AND \'reporting\'::regrole = ANY (SELECT grantee FROM aclexplode(i.initprivs))'
 
 -- 1. The issue's steps: a grant at 0.3.0, the update, pg_dump, a restore into a new database.
 CREATE DATABASE grants_030;
-\c grants_030
+\c grants_030 snowflake_owner
 CREATE EXTENSION snowflake VERSION '0.3.0';
 GRANT EXECUTE ON FUNCTION snowflake_stats() TO reporting;
 ALTER EXTENSION snowflake UPDATE;
@@ -24,9 +28,9 @@ SELECT has_function_privilege('reporting', 'snowflake_stats()', 'EXECUTE') AS re
 -- 2. A database that ran 0.4.0's upgrade from 0.3.0 as it was released: that script granted
 -- and revoked again on functions that existed. An event trigger runs those statements of it
 -- inside the update, in the extension script, as the released script did.
-\c contrib_regression
+\c contrib_regression :bootstrap
 CREATE DATABASE grants_polluted;
-\c grants_polluted
+\c grants_polluted snowflake_owner
 CREATE EXTENSION snowflake VERSION '0.3.0';
 GRANT EXECUTE ON FUNCTION snowflake_stats() TO reporting;
 CREATE FUNCTION public.released_040_regrants() RETURNS event_trigger LANGUAGE plpgsql AS $$
@@ -47,7 +51,7 @@ CREATE DATABASE grants_polluted_restored;
 \! pg_dump -Fc grants_polluted | pg_restore --exit-on-error -d grants_polluted_restored && echo restored
 \c grants_polluted_restored
 SELECT has_function_privilege('reporting', 'snowflake_stats()', 'EXECUTE') AS reporting_may_execute;
-\c grants_polluted
+\c grants_polluted snowflake_owner
 -- The update to the default version sets the initial privileges back to the extension's own.
 ALTER EXTENSION snowflake UPDATE;
 :recorded_for_reporting;
@@ -55,7 +59,7 @@ SELECT i.objoid::regprocedure AS function, i.initprivs
 FROM pg_init_privs i JOIN pg_depend d ON d.classid = i.classoid AND d.objid = i.objoid AND d.deptype = 'e'
 WHERE i.classoid = 'pg_proc'::regclass ORDER BY i.objoid::regprocedure::text;
 SELECT has_function_privilege('reporting', 'snowflake_stats()', 'EXECUTE') AS reporting_still_may_execute;
-\c contrib_regression
+\c contrib_regression :bootstrap
 DROP DATABASE grants_polluted_restored;
 CREATE DATABASE grants_polluted_restored;
 \! pg_dump -Fc grants_polluted | pg_restore --exit-on-error -d grants_polluted_restored && echo restored
@@ -65,9 +69,9 @@ SELECT has_function_privilege('reporting', 'snowflake_stats()', 'EXECUTE') AS re
 -- 3. A function dropped and created again by an update (-- @recreate in the upgrade source):
 -- what the build makes of it for snowflake_reservation(), run inside the update from 0.3.0 to
 -- 0.4.0 by an event trigger. reporting's grant comes back, and pg_monitor's revoke stays.
-\c contrib_regression
+\c contrib_regression :bootstrap
 CREATE DATABASE grants_recreated;
-\c grants_recreated
+\c grants_recreated snowflake_owner
 CREATE EXTENSION snowflake VERSION '0.3.0';
 GRANT EXECUTE ON FUNCTION snowflake_reservation() TO reporting WITH GRANT OPTION;
 REVOKE EXECUTE ON FUNCTION snowflake_reservation() FROM pg_monitor;
@@ -104,10 +108,10 @@ SELECT has_function_privilege('reporting', 'snowflake_reservation()', 'EXECUTE W
 
 -- 4. docs/blocks.md's restriction of the ID functions to the application's roles, made at
 -- 0.3.0: it stays through the update and a dump.
-\c contrib_regression
+\c contrib_regression :bootstrap
 CREATE ROLE app_writer LOGIN;
 CREATE DATABASE grants_restricted;
-\c grants_restricted
+\c grants_restricted snowflake_owner
 CREATE EXTENSION snowflake VERSION '0.3.0';
 REVOKE EXECUTE ON FUNCTION snowflake_nextval(), snowflake_nextval_block(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_nextval(), snowflake_nextval_block(integer) TO app_writer;
@@ -119,7 +123,7 @@ SELECT f AS function, has_function_privilege('app_writer', f, 'EXECUTE') AS app_
        has_function_privilege('reporting', f, 'EXECUTE') AS others_may
 FROM unnest(ARRAY['snowflake_nextval()', 'snowflake_nextval_block(integer)']) AS f;
 
-\c contrib_regression
+\c contrib_regression :bootstrap
 DROP DATABASE grants_030;
 DROP DATABASE grants_030_restored;
 DROP DATABASE grants_polluted;
@@ -128,4 +132,4 @@ DROP DATABASE grants_recreated;
 DROP DATABASE grants_recreated_restored;
 DROP DATABASE grants_restricted;
 DROP DATABASE grants_restricted_restored;
-DROP ROLE reporting, app_writer;
+DROP ROLE reporting, app_writer, snowflake_owner;
