@@ -46,6 +46,7 @@ function need_helpers(   line) {
 	if (helpers_printed)
 		return
 	helpers_printed = 1
+	print ""
 	while ((getline line < helpers) > 0)
 		print line
 	close(helpers)
