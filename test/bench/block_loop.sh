@@ -41,11 +41,12 @@ say() {
   echo "$*" | tee -a "$RESULTS"
 }
 
-# Runs pgbench on the server as role $1 with $2 clients for $SECONDS_EACH s on script $3; prints the
-# transactions per second (without the connection time), or fails with pgbench's last lines.
+# Runs pgbench on the server (through its Unix socket) as role $1 with $2 clients for $SECONDS_EACH s on
+# script $3; prints the transactions per second (without the connection time), or fails with pgbench's
+# last lines.
 run_pgbench() {
   local out
-  out=$(as_postgres "$PGB/pgbench" -n -h 127.0.0.1 -p "$PORT" -U "$1" -c "$2" -j "$2" -T "$SECONDS_EACH" -f "$3" \
+  out=$(as_postgres "$PGB/pgbench" -n -h "${SERVER_DIR[bench]}" -p "$PORT" -U "$1" -c "$2" -j "$2" -T "$SECONDS_EACH" -f "$3" \
     postgres 2>&1) || { tail -5 <<<"$out" >&2; return 1; }
   sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out"
 }
@@ -78,7 +79,7 @@ say "$("$PGB"/postgres --version), $(nproc) cores (load average $(cut -d' ' -f1-
   "fsync on; $(date -u +%Y-%m-%d); commit" \
   "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (modified)'); $ROUNDS" \
   "round(s) of $SECONDS_EACH s per case. 2 pgbench clients call SELECT snowflake_nextval(); 4 sessions of a plain" \
-  "LOGIN role loop at the same time on the statement named."
+  "LOGIN role loop at the same time on the statement named; all through the server's Unix socket."
 say
 say "| Round | 4 sessions loop on | nextval() calls/s (2 clients) | caller writes/s | renewals/s | reservations/s |"
 say "|---|---|---|---|---|---|"
