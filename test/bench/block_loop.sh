@@ -96,3 +96,6 @@ say
 say "Block loop against SELECT 1, the 2 clients' calls over all rounds:" \
   "$(awk -v a="$attack" -v b="$baseline" 'BEGIN { printf "%.2fx", a / b }')"
 echo "written to $RESULTS"
+# The server's data directory goes; the results stay in build/bench.
+server_stop bench
+rm -rf "${SERVERS:?}/$SUITE_NAME"
