@@ -10,8 +10,8 @@ MODULE_big = snowflake
 OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
 # The current version's install script is built from one readable source per area
 # (src/sql/, in this order); released install and upgrade scripts are files of their own.
-SQL_SOURCES = $(addprefix src/sql/,generator.sql reservation.sql decoding.sql time_range.sql many_servers.sql node_check.sql encoding.sql type.sql convert.sql)
-# Upgrade scripts of unreleased versions are built from src/sql/upgrade--A--B.sql (see there).
+SQL_SOURCES = $(addprefix src/sql/,generator.sql reservation.sql decoding.sql time_range.sql many_servers.sql node_check.sql encoding.sql type.sql convert.sql convert_views.sql)
+# Upgrade scripts of unreleased versions are built from src/sql/upgrade--A--B.sql (see below).
 UPGRADE_SOURCES = $(wildcard src/sql/upgrade--*.sql)
 DATA_built = snowflake--$(EXTVERSION).sql $(patsubst src/sql/upgrade--%,snowflake--%,$(UPGRADE_SOURCES))
 DATA = $(filter-out $(DATA_built),$(wildcard snowflake--*.sql))
@@ -40,8 +40,10 @@ snowflake--$(EXTVERSION).sql: $(SQL_SOURCES) snowflake.control
 	  echo '\\echo Use "CREATE EXTENSION snowflake" to load this file. \\quit'; \
 	  for f in $(SQL_SOURCES); do echo; echo "-- == $$f"; echo; cat $$f; done; } >$@
 
-snowflake--%.sql: src/sql/upgrade--%.sql $(SQL_SOURCES)
-	awk '/^-- @include / { f = $$3; while ((getline line < f) > 0) { sub(/^CREATE FUNCTION /, "CREATE OR REPLACE FUNCTION ", line); print line } close(f); next } { print }' $< >$@
+# An unreleased upgrade script: its source with each -- @new, @replace, @recreate and @init-privileges
+# line expanded from the sources by src/sql/build_upgrade.awk (CONTRIBUTING.md, Building).
+snowflake--%.sql: src/sql/upgrade--%.sql src/sql/build_upgrade.awk src/sql/upgrade_privileges.sql $(SQL_SOURCES)
+	awk -v helpers=src/sql/upgrade_privileges.sql -f src/sql/build_upgrade.awk $(SQL_SOURCES) $< >$@.tmp && mv $@.tmp $@
 
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
 $(OBJS): $(wildcard src/*.hpp)

@@ -197,7 +197,7 @@ clients() {
 # benchmark runs the postmaster under strace, on the host only.
 bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick &&
-    { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
+    bash "$ROOT/test/bench/block_loop.sh" --quick && { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
 }
 
 # The run command as a user who is not root, in a copy of the tree that user owns: sudo only
@@ -247,6 +247,8 @@ declare_suite node-sources all "each snowflake.node_source, the offset and every
   bash "$ROOT/test/servers/node_sources.sh"
 declare_suite node-file all "each member's node in a file, through pg_basebackup and pg_rewind" \
   bash "$ROOT/test/servers/node_file.sh"
+declare_suite rollback host "make install under a running server, the databases to update, going back to 0.4.0" \
+  bash "$ROOT/test/servers/rollback.sh"
 declare_suite citus 'pg<=18' "a Citus coordinator and two workers, built from the vendored source" \
   bash "$ROOT/test/servers/citus.sh"
 declare_suite patroni host "Patroni and etcd: a switchover and a kill -9 of the leader under a writer" \

@@ -120,6 +120,7 @@ SELECT snowflake_convert_column('conv.customers', 'id');
 \echo :SQLSTATE
 RESET ROLE;
 CREATE TABLE conv.foreign_orders (customer_id integer REFERENCES conv.customers);
+ALTER TABLE conv.foreign_orders OWNER TO conv_reader;
 SET ROLE conv_owner;
 SELECT snowflake_convert_column('customers', 'id');
 \echo :SQLSTATE

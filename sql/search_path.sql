@@ -10,6 +10,7 @@ CREATE EXTENSION snowflake SCHEMA ext;
 CREATE TABLE public.items (id bigint PRIMARY KEY DEFAULT ext.snowflake_nextval(), typed ext.snowflake);
 CREATE TABLE public.legacy (id serial PRIMARY KEY);
 INSERT INTO public.legacy DEFAULT VALUES;
+CREATE VIEW public.legacy_ids AS SELECT id FROM public.legacy;
 SET search_path = pg_catalog;
 
 BEGIN;

@@ -76,8 +76,9 @@ INSERT INTO upgrade_check.items DEFAULT VALUES;
 SELECT count(*) AS items, count(DISTINCT id) AS distinct_ids FROM upgrade_check.items;
 
 -- A fingerprint of everything the extension owns: members, function definitions
--- and labels, comments, privileges, operators, types, casts, operator classes and
--- families with their members. One entry per object, sorted; no OIDs.
+-- and labels, comments, privileges and the initial privileges pg_dump compares them
+-- with (pg_init_privs), operators, types, casts, operator classes and families with
+-- their members. One entry per object, sorted; no OIDs.
 SELECT $catalog$
 WITH ext AS (SELECT * FROM pg_extension WHERE extname = 'snowflake'),
 members AS (
@@ -136,6 +137,10 @@ entries(entry) AS (
   FROM families ff JOIN pg_opfamily f ON f.oid = ff.oid JOIN pg_am a ON a.oid = f.opfmethod
   JOIN pg_amproc p ON p.amprocfamily = f.oid
   UNION ALL
+  SELECT format('initial privileges of %s (%s): %s', pg_describe_object(i.classoid, i.objoid, i.objsubid), i.privtype,
+                i.initprivs)
+  FROM members m JOIN pg_init_privs i ON i.classoid = m.classid AND i.objoid = m.objid
+  UNION ALL
   SELECT format('column %s.%s %s not null %s', m.objid::regclass, a.attname, format_type(a.atttypid, a.atttypmod),
                 a.attnotnull)
   FROM members m JOIN pg_attribute a ON m.classid = 'pg_class'::regclass AND a.attrelid = m.objid
@@ -153,7 +158,8 @@ CREATE DATABASE upgrade_fresh;
 CREATE EXTENSION snowflake;
 SELECT count(*) = 1 AS one_install_script_run FROM pg_extension WHERE extname = 'snowflake';
 :catalog_query \gset fresh_
--- The comparison can fail: one changed comment, one dropped member, one changed label.
+-- The comparison can fail: one changed comment, one dropped member, one changed label, and
+-- initial privileges that differ while the privileges themselves do not.
 BEGIN;
 COMMENT ON FUNCTION snowflake_to_hex(bigint) IS 'changed';
 :catalog_query \gset commented_
@@ -166,9 +172,15 @@ BEGIN;
 ALTER FUNCTION snowflake_to_hex(bigint) STABLE;
 :catalog_query \gset relabelled_
 ROLLBACK;
+BEGIN;
+UPDATE pg_init_privs SET initprivs = acldefault('f', (SELECT proowner FROM pg_proc WHERE oid = objoid))
+WHERE classoid = 'pg_proc'::regclass AND objoid = 'snowflake_stats()'::regprocedure;
+:catalog_query \gset reinitialised_
+ROLLBACK;
 SELECT :'commented_md5' <> :'fresh_md5' AS changed_comment_detected,
        :'dropped_md5' <> :'fresh_md5' AS dropped_member_detected,
-       :'relabelled_md5' <> :'fresh_md5' AS changed_label_detected;
+       :'relabelled_md5' <> :'fresh_md5' AS changed_label_detected,
+       :'reinitialised_md5' <> :'fresh_md5' AS changed_initial_privileges_detected;
 \c contrib_regression
 DROP DATABASE upgrade_fresh;
 

@@ -1,58 +1,42 @@
 -- Converting a table: snowflake_convert_column() moves a serial, identity,
 -- sequence-default or pgEdge snowflake.nextval() integer column to DEFAULT snowflake_nextval() in the
--- caller's transaction, with ordinary ALTER/DROP/CREATE statements only.
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name) RETURNS void
-LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $convert$
-DECLARE
-    ext_schema name;
-    nextval_sql text;
-    kind "char";
-    target record;
-    rels oid[];     -- the columns that change type: the target and, transitively, the FK columns referencing it,
-    atts int2[];    -- less those already bigint
-    cur_rel oid;
-    seq regclass;           -- the sequence behind the default or identity, if any
-    owned_seq regclass;     -- the same when it belongs to the column (serial, identity)
-    bad text;
-    max_id bigint;
-    first_snowflake bigint;
-    view_oids oid[];
-    recreate text[] := '{}';
-    stmt text;
-    seq_name text;
-    snowflake_type regtype;  -- this extension's bigint twin: already 64-bit, never narrowed
-    distributed text[];      -- "table|distribution column" of the Citus tables in the way, the target's first
-    regrant text[] := '{}';  -- grants and comments, replayed once default privileges are cleared
-    widened_names text;
-    view_names text;
-    view_names_arr text[];
-BEGIN
-    SELECT n.nspname INTO ext_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
-    nextval_sql := format('%I.snowflake_nextval()', ext_schema);
-    snowflake_type := to_regtype(format('%I.snowflake', ext_schema));
+-- caller's transaction, with ordinary ALTER/DROP/CREATE statements only. Its steps are internal helpers,
+-- each with the caller's rights only: the column and its sequence, the columns that change type (the
+-- foreign-key walk), the refusal of tables whose owner is not the caller, of partition keys and shared
+-- sequences, and of Citus distribution columns; the views around it are in convert_views.sql.
 
+-- The column col of tbl as the conversion needs it: its number, identity, default and the sequence behind
+-- that (seq), which the column owns (owned_seq) when it is a serial or identity; refuses (42809, 42703,
+-- 42611, 42P16, 0A000, 55000) a column that cannot take snowflake IDs, changing nothing.
+CREATE FUNCTION snowflake_convert_target(tbl regclass, col name, nextval_sql text,
+    OUT attnum smallint, OUT attidentity "char", OUT default_sql text, OUT default_oid oid,
+    OUT seq regclass, OUT owned_seq regclass)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    kind "char";
+    generated "char";
+    inherited integer;
+BEGIN
     SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
     IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '"%" is not a table', tbl USING ERRCODE = 'wrong_object_type';
     END IF;
 
-    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated, a.attinhcount,
-           pg_get_expr(d.adbin, d.adrelid) AS default_sql, d.oid AS default_oid
-    INTO target
+    SELECT a.attnum, a.attidentity, a.attgenerated, a.attinhcount, pg_get_expr(d.adbin, d.adrelid), d.oid
+    INTO attnum, attidentity, generated, inherited, default_sql, default_oid
     FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'column "%" of relation "%" does not exist', col, tbl USING ERRCODE = 'undefined_column';
     END IF;
-    IF target.attgenerated <> '' THEN
+    IF generated <> '' THEN
         RAISE EXCEPTION 'column "%" of "%" is a generated column', col, tbl
             USING ERRCODE = 'invalid_column_definition',
                   HINT = 'Only a column whose values are assigned (serial, identity, a sequence default, or none) can take snowflake IDs.';
     END IF;
-    IF target.attinhcount > 0 THEN
+    IF inherited > 0 THEN
         RAISE EXCEPTION 'column "%" of "%" is inherited from its parent table', col, tbl
             USING ERRCODE = 'invalid_table_definition',
                   HINT = format('Convert the column of the root table, %s; its partitions follow.',
@@ -68,25 +52,35 @@ BEGIN
     END IF;
 
     -- The default or identity being replaced.
-    IF target.attidentity <> '' THEN
+    IF attidentity <> '' THEN
         seq := pg_get_serial_sequence(tbl::text, col);
         owned_seq := seq;
-    ELSIF target.default_oid IS NOT NULL AND target.default_sql <> nextval_sql THEN
+    ELSIF default_oid IS NOT NULL AND default_sql <> nextval_sql THEN
         SELECT d.refobjid INTO seq FROM pg_depend d JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
-        WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = target.default_oid AND d.refclassid = 'pg_class'::regclass;
+        WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = default_oid AND d.refclassid = 'pg_class'::regclass;
         -- A sequence's nextval(), or pgEdge snowflake's snowflake.nextval() with or without its sequence.
-        IF NOT (seq IS NOT NULL AND target.default_sql LIKE 'nextval(%'
-                OR target.default_sql ~ '^snowflake\.nextval\((''[^'']+''::regclass)?\)$') THEN
-            RAISE EXCEPTION 'column "%" of "%" has a default that is not a sequence: %', col, tbl, target.default_sql
+        IF NOT (seq IS NOT NULL AND default_sql LIKE 'nextval(%'
+                OR default_sql ~ '^snowflake\.nextval\((''[^'']+''::regclass)?\)$') THEN
+            RAISE EXCEPTION 'column "%" of "%" has a default that is not a sequence: %', col, tbl, default_sql
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Drop the default first if snowflake IDs should replace it.';
         END IF;
         owned_seq := pg_get_serial_sequence(tbl::text, col);
     END IF;
+END
+$fn$;
 
-    -- The target column and every foreign-key column that references it, transitively.
+COMMENT ON FUNCTION snowflake_convert_target(regclass, name, text) IS
+'Internal to snowflake_convert_column(): the column to convert, its default and sequence; refuses a column that cannot take snowflake IDs.';
+
+-- The column col_num of tbl and every foreign-key column that references it, transitively.
+CREATE FUNCTION snowflake_convert_dependents(tbl regclass, col_num smallint, OUT rel oid, OUT att smallint)
+RETURNS SETOF record
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
     WITH RECURSIVE cols(rel, att) AS (
-        SELECT tbl::oid, target.attnum::int2
+        SELECT tbl::oid, col_num
         UNION
         SELECT c.conrelid, c.conkey[k.i]
         FROM cols
@@ -98,33 +92,81 @@ BEGIN
         CROSS JOIN LATERAL generate_subscripts(c.confkey, 1) AS k(i)
         WHERE c.confkey[k.i] = pa.attnum
     )
-    SELECT array_agg(rel), array_agg(att) INTO rels, atts FROM cols;
+    SELECT cols.rel, cols.att FROM cols
+$fn$;
 
-    SELECT string_agg(format('%s.%I (%s)', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), ', ')
-    INTO bad
-    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
-    WHERE a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, snowflake_type);
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'column "%" of "%" cannot hold snowflake IDs', col, tbl
-            USING ERRCODE = 'datatype_mismatch',
-                  DETAIL = format('Not an integer column: %s.', bad),
-                  HINT = 'Only smallint, integer and bigint columns (serial, bigserial, identity, a sequence default) are converted.';
+COMMENT ON FUNCTION snowflake_convert_dependents(regclass, smallint) IS
+'Internal to snowflake_convert_column(): the column and every foreign-key column referencing it, transitively.';
+
+-- Refuses (42501), changing nothing, when the conversion would alter a table that the caller does not own
+-- itself: a table whose column changes type (or a partition or child of one, which ALTER TABLE recurses
+-- into), or tbl. Changing a column's type evaluates the table's CHECK constraints and generated columns
+-- with the rights of the role running it, so another role's code would run with the caller's rights
+-- (a superuser's included); owning through superuser or membership does not count. The HINT gives the
+-- statements, each for the role that must run it, that let the owner of tbl convert it alone.
+CREATE FUNCTION snowflake_convert_check_owners(tbl regclass, col name, rels oid[], atts smallint[]) RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    caller oid := (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user);
+    converter oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl);  -- who must run the conversion
+    altered oid[];  -- the tables altered, each with the table in rels (or tbl) it belongs to, and its owner
+    roots oid[];
+    owners oid[];
+    foreign_tables text;
+    steps text;
+BEGIN
+    WITH RECURSIVE tree(rel, root) AS (
+        SELECT DISTINCT r, r FROM unnest(rels || tbl::oid) AS r
+        UNION
+        SELECT i.inhrelid, t.root FROM tree t JOIN pg_inherits i ON i.inhparent = t.rel
+    )
+    SELECT array_agg(t.rel), array_agg(t.root), array_agg(c.relowner) INTO altered, roots, owners
+    FROM tree t JOIN pg_class c ON c.oid = t.rel;
+    SELECT string_agg(format('%s (owned by %s)', a.rel::regclass, a.owner::regrole), ', ' ORDER BY a.rel::regclass::text)
+    INTO foreign_tables
+    FROM unnest(altered, owners) AS a(rel, owner) WHERE a.owner <> caller;
+    IF foreign_tables IS NULL THEN
+        RETURN;
     END IF;
+    -- Each other owner widens its own columns; a partition or child, whose column cannot change alone,
+    -- goes to the owner of the converted table; then that owner converts.
+    SELECT string_agg(format('as %s: %s;', s.role, s.statement), ' ' ORDER BY s.step, s.statement) INTO steps
+    FROM (SELECT 1 AS step, a.owner::regrole::text AS role,
+                 format('ALTER TABLE %s %s', a.rel::regclass,
+                        (SELECT string_agg(format('ALTER COLUMN %I TYPE bigint', t.attname), ', ' ORDER BY t.attnum)
+                         FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute t ON t.attrelid = u.rel AND t.attnum = u.att
+                         WHERE u.rel = a.rel)) AS statement
+          FROM unnest(altered, roots, owners) AS a(rel, root, owner)
+          WHERE a.rel = a.root AND a.rel <> tbl AND a.owner <> converter
+          UNION ALL
+          SELECT 2, a.owner::regrole::text, format('ALTER TABLE %s OWNER TO %s', a.rel::regclass, converter::regrole)
+          FROM unnest(altered, roots, owners) AS a(rel, root, owner)
+          JOIN unnest(altered, owners) AS r(rel, owner) ON r.rel = a.root
+          WHERE a.rel <> a.root AND r.owner = converter AND a.owner <> converter
+          UNION ALL
+          SELECT 3, converter::regrole::text, format('SELECT snowflake_convert_column(%L, %L)', tbl, col)) s;
+    RAISE EXCEPTION 'snowflake_convert_column() would alter tables that % does not own: %', current_user, foreign_tables
+        USING ERRCODE = 'insufficient_privilege',
+              DETAIL = 'Changing a column''s type runs its table''s CHECK constraints and generated columns with the rights of the role that changes it, so each table must be altered by its own owner (a superuser or a member of the owning role is not enough).',
+              HINT = 'Run these, each connected as the role named (not through SET ROLE, which the table''s code could undo), ' || steps;
+END
+$fn$;
 
-    -- From here on, only the columns that are not bigint yet: nothing else changes type.
-    SELECT array_agg(u.rel), array_agg(u.att) INTO rels, atts
-    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
-    WHERE a.atttypid NOT IN ('int8'::regtype, snowflake_type);
+COMMENT ON FUNCTION snowflake_convert_check_owners(regclass, name, oid[], smallint[]) IS
+'Internal to snowflake_convert_column(): refuses to alter a table the caller does not own itself, with the statements that let each owner do its part.';
 
-    -- Ownership: ALTER TABLE needs it on the table and on every table whose column changes type.
-    SELECT string_agg(DISTINCT c.oid::regclass::text, ', ') INTO bad
-    FROM pg_class c WHERE (c.oid = tbl OR c.oid = ANY (coalesce(rels, '{}'))) AND NOT pg_has_role(current_user, c.relowner, 'USAGE');
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'must be owner of table %', bad
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Run snowflake_convert_column() as the owner of the table and of every table whose foreign key references the column.';
-    END IF;
-
+-- Refuses (42P16, 2BP01), changing nothing, when a column in rels/atts is in a partition key (of its table
+-- or of a partition), or when seq, the sequence behind col's default, also feeds other columns.
+CREATE FUNCTION snowflake_convert_check_keys(tbl regclass, col name, rels oid[], atts smallint[], seq regclass)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    bad text;
+BEGIN
     -- Columns in a partition key cannot change type, in the table or in any of its partitions.
     SELECT string_agg(DISTINCT format('%s.%I', pt.partrelid::regclass, a.attname), ', ') INTO bad
     FROM unnest(rels, atts) AS u(rel, att)
@@ -158,37 +200,115 @@ BEGIN
                       HINT = 'Give the other columns their own sequence (or convert them) first.';
         END IF;
     END IF;
+END
+$fn$;
+
+COMMENT ON FUNCTION snowflake_convert_check_keys(regclass, name, oid[], smallint[], regclass) IS
+'Internal to snowflake_convert_column(): refuses a column in a partition key, and a sequence that other columns share.';
+
+-- Refuses (0A000), changing nothing, when the default of col (attribute col_num of tbl) or the type of a
+-- column in rels/atts is a Citus distribution column, which Citus does not let ALTER TABLE change; the
+-- HINT gives the statements that convert it while the tables are local.
+CREATE FUNCTION snowflake_convert_check_citus(tbl regclass, col name, col_num smallint, rels oid[], atts smallint[])
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    bad text;
+    distributed text[];      -- "table|distribution column" of the Citus tables in the way, the target's first
+    steps text;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RETURN;
+    END IF;
+    EXECUTE $q$
+        SELECT string_agg(format('%s.%I', u.rel::regclass, a.attname), ', ' ORDER BY u.rel::regclass::text),
+               array_agg(u.rel::regclass::text || '|' || a.attname ORDER BY u.rel <> $3, u.rel::regclass::text)
+        FROM (SELECT DISTINCT * FROM unnest($1 || $3, $2 || $4) AS v(rel, att)) u
+        JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
+        JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = u.rel
+        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = a.attname$q$
+    INTO bad, distributed USING coalesce(rels, '{}'), coalesce(atts, '{}'), tbl::oid, col_num;
+    IF bad IS NULL THEN
+        RETURN;
+    END IF;
+    -- The way round: make the tables local, convert, distribute them again (the target's table first).
+    SELECT string_agg(format('SELECT create_distributed_table(%L, %L%s);', split_part(d, '|', 1), split_part(d, '|', 2),
+                             CASE WHEN i > 1 THEN format(', colocate_with => %L', split_part(distributed[1], '|', 1)) ELSE '' END),
+                      ' ' ORDER BY i)
+    INTO steps FROM unnest(distributed) WITH ORDINALITY AS x(d, i);
+    RAISE EXCEPTION 'column "%" of "%" cannot be converted: % is the distribution column of a Citus table', col, tbl, bad
+        USING ERRCODE = 'feature_not_supported',
+              DETAIL = 'Citus does not allow ALTER TABLE to change the type or the default of a distribution column. undistribute_table() copies every row to the coordinator and back; on a new table, run snowflake_convert_column() before create_distributed_table().',
+              HINT = format('Convert it while the table is local: SELECT undistribute_table(%L%s); SELECT snowflake_convert_column(%L, %L); %s',
+                            tbl, CASE WHEN cardinality(distributed) > 1 THEN ', cascade_via_foreign_keys => true' ELSE '' END,
+                            tbl, col, steps);
+END
+$fn$;
+
+COMMENT ON FUNCTION snowflake_convert_check_citus(regclass, name, smallint, oid[], smallint[]) IS
+'Internal to snowflake_convert_column(): refuses a Citus distribution column, with the statements that convert it.';
+
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name) RETURNS void
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $convert$
+DECLARE
+    ext_schema name;
+    nextval_sql text;
+    target record;          -- the column: attnum, attidentity, default_sql, default_oid, seq, owned_seq
+    rels oid[];     -- the columns that change type: the target and, transitively, the FK columns referencing it,
+    atts int2[];    -- less those already bigint
+    cur_rel oid;
+    seq_name text;          -- the sequence's name, for the closing notice
+    bad text;
+    max_id bigint;
+    first_snowflake bigint;
+    view_oids oid[];
+    views text[];            -- the same, by name: they are recreated with new OIDs
+    statements record;       -- recreate, regrant: the views' statements
+    stmt text;
+    snowflake_type regtype;  -- this extension's bigint twin: already 64-bit, never narrowed
+    widened_names text;
+    view_names text;
+BEGIN
+    SELECT n.nspname INTO ext_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
+    nextval_sql := format('%I.snowflake_nextval()', ext_schema);
+    snowflake_type := to_regtype(format('%I.snowflake', ext_schema));
+
+    EXECUTE format('SELECT * FROM %I.snowflake_convert_target($1, $2, $3)', ext_schema) INTO target USING tbl, col, nextval_sql;
+
+    EXECUTE format('SELECT array_agg(rel), array_agg(att) FROM %I.snowflake_convert_dependents($1, $2)', ext_schema)
+    INTO rels, atts USING tbl, target.attnum;
+    SELECT string_agg(format('%s.%I (%s)', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), ', ')
+    INTO bad
+    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
+    WHERE a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, snowflake_type);
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'column "%" of "%" cannot hold snowflake IDs', col, tbl
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = format('Not an integer column: %s.', bad),
+                  HINT = 'Only smallint, integer and bigint columns (serial, bigserial, identity, a sequence default) are converted.';
+    END IF;
+
+    -- From here on, only the columns that are not bigint yet: nothing else changes type.
+    SELECT array_agg(u.rel), array_agg(u.att) INTO rels, atts
+    FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
+    WHERE a.atttypid NOT IN ('int8'::regtype, snowflake_type);
+
+    EXECUTE format('SELECT %I.snowflake_convert_check_owners($1, $2, $3, $4)', ext_schema) USING tbl, col, rels, atts;
+
+    EXECUTE format('SELECT %I.snowflake_convert_check_keys($1, $2, $3, $4, $5)', ext_schema) USING tbl, col, rels, atts, target.seq;
 
     IF rels IS NULL AND target.attidentity = '' AND target.default_sql IS NOT DISTINCT FROM nextval_sql THEN
         RAISE NOTICE 'column "%" of "%" already takes snowflake IDs; nothing to do', col, tbl;
         RETURN;
     END IF;
 
-    -- Citus refuses ALTER TABLE on a distribution column (its type or its default): the target's default
-    -- changes, and so does the type of every column in rels.
-    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        EXECUTE $q$
-            SELECT string_agg(format('%s.%I', u.rel::regclass, a.attname), ', ' ORDER BY u.rel::regclass::text),
-                   array_agg(u.rel::regclass::text || '|' || a.attname ORDER BY u.rel <> $3, u.rel::regclass::text)
-            FROM (SELECT DISTINCT * FROM unnest($1 || $3, $2 || $4) AS v(rel, att)) u
-            JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att
-            JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = u.rel
-            WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = a.attname$q$
-        INTO bad, distributed USING coalesce(rels, '{}'), coalesce(atts, '{}'), tbl::oid, target.attnum;
-        IF bad IS NOT NULL THEN
-            -- The way round: make the tables local, convert, distribute them again (the target's table first).
-            SELECT string_agg(format('SELECT create_distributed_table(%L, %L%s);', split_part(d, '|', 1), split_part(d, '|', 2),
-                                     CASE WHEN i > 1 THEN format(', colocate_with => %L', split_part(distributed[1], '|', 1)) ELSE '' END),
-                              ' ' ORDER BY i)
-            INTO stmt FROM unnest(distributed) WITH ORDINALITY AS x(d, i);
-            RAISE EXCEPTION 'column "%" of "%" cannot be converted: % is the distribution column of a Citus table', col, tbl, bad
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'Citus does not allow ALTER TABLE to change the type or the default of a distribution column. undistribute_table() copies every row to the coordinator and back; on a new table, run snowflake_convert_column() before create_distributed_table().',
-                      HINT = format('Convert it while the table is local: SELECT undistribute_table(%L%s); SELECT snowflake_convert_column(%L, %L); %s',
-                                    tbl, CASE WHEN cardinality(distributed) > 1 THEN ', cascade_via_foreign_keys => true' ELSE '' END,
-                                    tbl, col, stmt);
-        END IF;
-    END IF;
+    EXECUTE format('SELECT %I.snowflake_convert_check_citus($1, $2, $3, $4, $5)', ext_schema)
+    USING tbl, col, target.attnum, rels, atts;
 
     -- Existing values must stay below every new ID, so that ordering by ID stays ordering by insertion.
     EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_id;
@@ -200,85 +320,17 @@ BEGIN
                   HINT = 'New IDs could collide with or sort below existing rows; renumber the rows first.';
     END IF;
 
-    -- Views on any of the columns (or on their partitions), and views on those views, in creation order.
-    WITH RECURSIVE cols(rel, att) AS (
-        SELECT t.relid, a.attnum
-        FROM unnest(rels, atts) AS u(rel, att)
-        JOIN pg_attribute ua ON ua.attrelid = u.rel AND ua.attnum = u.att
-        CROSS JOIN LATERAL (SELECT u.rel AS relid UNION SELECT relid FROM pg_partition_tree(u.rel)) t
-        JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = ua.attname
-    ), deps(view, level) AS (
-        SELECT r.ev_class, 1
-        FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid
-        JOIN cols ON d.refobjid = cols.rel AND d.refobjsubid = cols.att
-        WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass AND r.ev_class <> d.refobjid
-        UNION ALL
-        SELECT r.ev_class, deps.level + 1
-        FROM deps JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = deps.view
-        JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND r.oid = d.objid
-        WHERE r.ev_class <> deps.view
-    )
-    SELECT array_agg(view ORDER BY level, view) INTO view_oids
-    FROM (SELECT view, max(level) AS level FROM deps GROUP BY view) v;
-
+    EXECUTE format('SELECT %I.snowflake_convert_views($1, $2, $3, $4)', ext_schema) INTO view_oids USING tbl, col, rels, atts;
     -- Names for the closing notice, taken before anything is dropped.
-    seq_name := seq::text;
+    seq_name := target.seq::text;
     SELECT string_agg(format('%s.%I', u.rel::regclass, a.attname), ', ' ORDER BY u.rel::regclass::text, a.attname)
     INTO widened_names
     FROM unnest(rels, atts) AS u(rel, att) JOIN pg_attribute a ON a.attrelid = u.rel AND a.attnum = u.att;
-    SELECT string_agg(v::regclass::text, ', ' ORDER BY v::regclass::text), array_agg(v::regclass::text)
-    INTO view_names, view_names_arr FROM unnest(view_oids) v;
-
     IF view_oids IS NOT NULL THEN
-        SELECT string_agg(format('%s (%s)', c.oid::regclass, why), ', ' ORDER BY c.oid::regclass::text) INTO bad
-        FROM pg_class c
-        CROSS JOIN LATERAL (
-            SELECT CASE
-                WHEN c.relkind <> 'v' THEN 'a materialized view'
-                WHEN EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid) THEN 'has triggers'
-                WHEN EXISTS (SELECT 1 FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') THEN 'has rules'
-                WHEN EXISTS (SELECT 1 FROM pg_attrdef d WHERE d.adrelid = c.oid) THEN 'has column defaults'
-                WHEN EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attacl IS NOT NULL) THEN 'has column privileges'
-            END AS why
-        ) w
-        WHERE c.oid = ANY (view_oids) AND w.why IS NOT NULL;
-        IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'column "%" of "%" is used by views that snowflake_convert_column() cannot recreate', col, tbl
-                USING ERRCODE = 'dependent_objects_still_exist',
-                      DETAIL = format('Views: %s.', bad),
-                      HINT = 'Drop them, convert the column and create them again, in one transaction.';
-        END IF;
-        SELECT string_agg(DISTINCT c.oid::regclass::text, ', ') INTO bad
-        FROM pg_class c WHERE c.oid = ANY (view_oids) AND NOT pg_has_role(current_user, c.relowner, 'USAGE');
-        IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'must be owner of view %', bad
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'The views on the column are dropped and recreated, which needs their owner.';
-        END IF;
-
-        -- Each view's definition, options, owner, privileges and comments, as statements to replay.
-        FOR cur_rel IN SELECT unnest(view_oids) LOOP
-            SELECT recreate
-                || format('CREATE %sVIEW %s%s AS %s', CASE WHEN c.relpersistence = 't' THEN 'TEMP ' ELSE '' END,
-                          c.oid::regclass,
-                          CASE WHEN c.reloptions IS NOT NULL THEN format(' WITH (%s)', array_to_string(c.reloptions, ', ')) ELSE '' END,
-                          pg_get_viewdef(c.oid))
-                || format('ALTER VIEW %s OWNER TO %s', c.oid::regclass, c.relowner::regrole),
-                   regrant
-                || coalesce((SELECT array_agg(format('GRANT %s ON %s TO %s%s', x.privilege_type, c.oid::regclass,
-                                                     CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE x.grantee::regrole::text END,
-                                                     CASE WHEN x.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END))
-                             FROM aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x), '{}')
-                || coalesce((SELECT array_agg(format('COMMENT ON VIEW %s IS %L', c.oid::regclass, ds.description))
-                             FROM pg_description ds
-                             WHERE ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0), '{}')
-                || coalesce((SELECT array_agg(format('COMMENT ON COLUMN %s.%I IS %L', c.oid::regclass, a.attname, ds.description))
-                             FROM pg_description ds JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ds.objsubid
-                             WHERE ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid > 0), '{}')
-            INTO recreate, regrant
-            FROM pg_class c WHERE c.oid = cur_rel;
-        END LOOP;
-        EXECUTE 'DROP VIEW ' || (SELECT string_agg(v::regclass::text, ', ') FROM unnest(view_oids) v);
+        SELECT array_agg(v::regclass::text), string_agg(v::regclass::text, ', ' ORDER BY v::regclass::text)
+        INTO views, view_names FROM unnest(view_oids) v;
+        EXECUTE format('SELECT * FROM %I.snowflake_convert_view_statements($1)', ext_schema) INTO statements USING view_oids;
+        EXECUTE 'DROP VIEW ' || array_to_string(views, ', ');
     END IF;
 
     -- The identity, or the default and its owned sequence, go before the type changes (Citus refuses to change
@@ -287,8 +339,8 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
     ELSIF target.default_oid IS NOT NULL THEN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
-        IF owned_seq IS NOT NULL THEN
-            EXECUTE format('DROP SEQUENCE %s', owned_seq);
+        IF target.owned_seq IS NOT NULL THEN
+            EXECUTE format('DROP SEQUENCE %s', target.owned_seq);
         END IF;
     END IF;
 
@@ -302,26 +354,19 @@ BEGIN
 
     EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, nextval_sql);
 
-    FOREACH stmt IN ARRAY recreate LOOP
-        EXECUTE stmt;
-    END LOOP;
-    -- A new view gets the creating role's default privileges: clear them, then grant exactly the old ones.
-    FOR stmt IN SELECT format('REVOKE ALL ON %s FROM %s', c.oid::regclass,
-                              CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE x.grantee::regrole::text END)
-                FROM unnest(view_names_arr) v JOIN pg_class c ON c.oid = v::regclass
-                CROSS JOIN LATERAL (SELECT DISTINCT grantee FROM aclexplode(c.relacl)) x LOOP
-        EXECUTE stmt;
-    END LOOP;
-    FOREACH stmt IN ARRAY regrant LOOP
-        EXECUTE stmt;
-    END LOOP;
+    IF view_oids IS NOT NULL THEN
+        FOREACH stmt IN ARRAY statements.recreate LOOP
+            EXECUTE stmt;
+        END LOOP;
+        EXECUTE format('SELECT %I.snowflake_convert_regrant($1, $2)', ext_schema) USING views, statements.regrant;
+    END IF;
 
     RAISE NOTICE 'column "%" of "%" now defaults to snowflake_nextval()', col, tbl
         USING DETAIL = concat_ws(' ', CASE WHEN widened_names IS NOT NULL THEN format('Widened to bigint: %s.', widened_names) END,
             CASE WHEN target.default_sql ~ '^snowflake\.nextval\(' THEN format('Replaced pgEdge snowflake''s default %s.', target.default_sql) END,
             CASE WHEN target.attidentity <> '' THEN format('Dropped the identity and its sequence %s.', seq_name)
-                 WHEN owned_seq IS NOT NULL THEN format('Dropped sequence %s.', seq_name)
-                 WHEN seq IS NOT NULL THEN format('Kept sequence %s, which the column does not own.', seq_name) END,
+                 WHEN target.owned_seq IS NOT NULL THEN format('Dropped sequence %s.', seq_name)
+                 WHEN target.seq IS NOT NULL THEN format('Kept sequence %s, which the column does not own.', seq_name) END,
             CASE WHEN view_names IS NOT NULL THEN format('Recreated views: %s.', view_names) END,
             CASE WHEN target.default_oid IS NULL AND target.attidentity = '' AND widened_names IS NULL THEN 'The column had no default.' END);
 END

@@ -82,9 +82,11 @@ DECLARE
 BEGIN
   SELECT n.nspname INTO ext_schema
   FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
-  probe := format($p$SELECT json_build_object('node', node, 'state', state, 'epoch', epoch,
-                                               'layout', regexp_replace(layout_spec, ',epoch=-?[0-9]+$', ''))::text
-                     FROM %I.snowflake_stats()$p$, ext_schema);
+  -- Each server runs it on a new connection with the role's own search_path, where another role may have
+  -- planted a better match for an unqualified name: every name in it is schema-qualified.
+  probe := format($p$SELECT pg_catalog.json_build_object('node', s.node, 'state', s.state, 'epoch', s.epoch,
+                       'layout', pg_catalog.regexp_replace(s.layout_spec, ',epoch=-?[0-9]+$', ''))::pg_catalog.text
+                     FROM %I.snowflake_stats() s$p$, ext_schema);
   IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
     -- Citus runs the probe on every active primary in its metadata, and on this server when the
     -- metadata lacks it (a coordinator that was never registered); group 0 is the coordinator's.

@@ -4,33 +4,41 @@
 # connecting as a pg_monitor role, scraped on 127.0.0.1:$EXPORTER_PORT. Asserts the snowflake
 # series, the 0/1 gauge in both states, leads never negative, that every series the alert rules
 # (docs/monitoring/alerts.yml) use is scraped, and that the rules fire where they should
-# (promtool test rules alerts_test.yml, from Debian's prometheus). Stops the exporter by PID.
+# (promtool test rules alerts_test.yml, from Debian's prometheus). Then docs/monitoring.md's
+# rewrite of the file for an extension in another schema, scraped from a database whose
+# extension lives in schema monitoring. Stops the exporters by PID.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DOCS=$HERE/../../docs/monitoring
 EXPORTER_PORT=${EXPORTER_PORT:-56301}
+ELSEWHERE_PORT=${EXPORTER_ELSEWHERE_PORT:-56303}
 psql_() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 
 psql_ -c "DROP ROLE IF EXISTS snowflake_exporter" -c "CREATE ROLE snowflake_exporter LOGIN IN ROLE pg_monitor"
 psql_ -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)" >/dev/null
 
-DATA_SOURCE_NAME="postgresql://snowflake_exporter@$PGHOST:$PGPORT/postgres?sslmode=disable" \
-  prometheus-postgres-exporter --web.listen-address="127.0.0.1:$EXPORTER_PORT" \
-  --extend.query-path="$DOCS/postgres-exporter.yml" >"${TMPDIR:-/tmp}/snowflake-exporter.log" 2>&1 &
-exporter=$!
-trap 'kill "$exporter" 2>/dev/null || true' EXIT
+exporters=()
+trap 'for pid in "${exporters[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
+# Starts an exporter on 127.0.0.1:$1 for database $2 with the query file $3; its log is $4.
+start_exporter() {
+  DATA_SOURCE_NAME="postgresql://snowflake_exporter@$PGHOST:$PGPORT/$2?sslmode=disable" \
+    prometheus-postgres-exporter --web.listen-address="127.0.0.1:$1" --extend.query-path="$3" >"$4" 2>&1 &
+  exporters+=($!)
+}
+LOG=${TMPDIR:-/tmp}/snowflake-exporter.log
+start_exporter "$EXPORTER_PORT" postgres "$DOCS/postgres-exporter.yml" "$LOG"
 
-# The snowflake lines of one scrape; waits (up to 20 s) for the exporter to answer with them.
+# The snowflake lines of one scrape of the exporter on port $1 ($EXPORTER_PORT by default), logging
+# to $2; waits (up to 20 s) for it to answer with them.
 scrape() {
-  local out
+  local out port=${1:-$EXPORTER_PORT} log=${2:-$LOG}
   for _ in $(seq 1 200); do
-    out=$(curl -fsS "http://127.0.0.1:$EXPORTER_PORT/metrics" 2>/dev/null | grep '^snowflake_' || true)
+    out=$(curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null | grep '^snowflake_' || true)
     [ -n "$out" ] && { echo "$out"; return 0; }
-    kill -0 "$exporter" 2>/dev/null || break
     sleep 0.1
   done
   echo "FAIL: no snowflake series scraped; exporter log:" >&2
-  tail -20 "${TMPDIR:-/tmp}/snowflake-exporter.log" >&2
+  tail -20 "$log" >&2
   return 1
 }
 
@@ -78,4 +86,20 @@ while read -r alert series; do
 done <<<"$rules"
 # The rules themselves, on series as the exporter names them.
 check "every alert rule fires, and stays quiet, where it should (promtool)" 'promtool test rules "$HERE/alerts_test.yml"'
+
+# The extension in another schema: docs/monitoring.md's rewrite of the query file, as written there.
+psql_ -c "DROP DATABASE IF EXISTS exporter_elsewhere" -c "CREATE DATABASE exporter_elsewhere TEMPLATE template0"
+psql_ -d exporter_elsewhere -c "CREATE SCHEMA monitoring" -c "CREATE EXTENSION snowflake SCHEMA monitoring" \
+  -c "GRANT USAGE ON SCHEMA monitoring TO snowflake_exporter;"
+ELSEWHERE=${TMPDIR:-/tmp}/snowflake-exporter-monitoring
+mkdir -p "$ELSEWHERE"
+sed 's/public\.snowflake_/monitoring.snowflake_/g' "$DOCS/postgres-exporter.yml" >"$ELSEWHERE/postgres-exporter.yml"
+start_exporter "$ELSEWHERE_PORT" exporter_elsewhere "$ELSEWHERE/postgres-exporter.yml" "$ELSEWHERE/log"
+elsewhere=$(scrape "$ELSEWHERE_PORT" "$ELSEWHERE/log") || elsewhere=
+line=$(grep '^snowflake_can_issue{' <<<"$elsewhere" || true)
+check "the rewritten file scrapes the extension in schema monitoring: can_issue is 1, node 7" \
+  '[ "${line##* }" = 1 ] && [[ $line == *state=\"ok\"* && $line == *node=\"7\"* ]]'
+check "the file as shipped names no function without its schema" \
+  '! grep -Eq "(^|[^.a-z_])snowflake_(stats|reservation|state)\(" "$DOCS/postgres-exporter.yml"'
+psql_ -c "DROP DATABASE exporter_elsewhere WITH (FORCE)"
 exit $fail

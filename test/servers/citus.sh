@@ -31,6 +31,10 @@
 #      without the extension, and stopped: each flagged on that server alone.
 #   8. Every docs/citus.md block that needs a Citus cluster stands, line for
 #      line, in a file of test/servers/citus/ that this suite runs.
+#   9. A role with CREATE on public plants, on every server, a json_build_object()
+#      that matches the node check's probe better than pg_catalog's: 0.4.0's
+#      probe, unqualified, runs it (it makes its owner superuser); a superuser's
+#      snowflake_cluster_nodes() does not.
 # Usage, as root with the extension installed: bash test/servers/citus.sh
 # (ports 56460-56463; CITUS_SECONDS sets the length of the pgbench runs).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -404,6 +408,36 @@ while IFS= read -r block; do
 done <<<"$blocks"
 check "docs/citus.md has blocks marked as needing a Citus cluster ($count)" [ "$count" -gt 0 ]
 check "each of them stands, line for line, in a file of test/servers/citus/ that this suite ran" [ "$missing" = 0 ]
+
+echo "--- 9. a function planted in public and the node check"
+# Each server runs the probe on a new connection with the role's own search_path. The planted
+# function takes the probe's argument types exactly, so it beats pg_catalog's VARIADIC "any" one.
+PLANT='CREATE FUNCTION public.json_build_object(text, integer, text, text, text, timestamptz, text, text)
+  RETURNS json LANGUAGE plpgsql AS $$BEGIN
+    IF current_user <> '"'planter'"' THEN EXECUTE '"'ALTER ROLE planter SUPERUSER'"'; END IF;
+    RETURN '"'{}'"';
+  END$$'
+for n in c w1 w2; do
+  sql $n "SET citus.enable_ddl_propagation = off; CREATE ROLE planter LOGIN; GRANT CREATE ON SCHEMA public TO planter;
+    SET ROLE planter; $PLANT" >/dev/null
+done
+# Servers where planter is a superuser, as "port=t|f" items.
+planter_super() {
+  for n in c w1 w2; do echo "${SERVER_PORT[$n]}=$(sql $n "SELECT rolsuper FROM pg_roles WHERE rolname = 'planter'")"; done | paste -sd,
+}
+# 0.4.0's probe (snowflake--0.3.0--0.4.0.sql), sent by a superuser as 0.4.0's function sent it.
+sql c "SELECT count(*) FROM run_command_on_all_nodes(\$\$SELECT json_build_object('node', node, 'state', state, 'epoch', epoch,
+  'layout', regexp_replace(layout_spec, ',epoch=-?[0-9]+\$', ''))::text FROM public.snowflake_stats()\$\$)" >/dev/null
+check "the planted function is the better match: 0.4.0's unqualified probe ran it on every server" \
+  [ "$(planter_super)" = "56460=t,56461=t,56462=t" ]
+for n in c w1 w2; do sql $n "SET citus.enable_ddl_propagation = off; ALTER ROLE planter NOSUPERUSER" >/dev/null; done
+problems_now=$(problems)
+check "a superuser's snowflake_cluster_nodes() does not run it" [ "$(planter_super)" = "56460=f,56461=f,56462=f" ]
+check "... and finds no problem on any server" [ "$problems_now" = "56460=-,56461=-,56462=-" ]
+for n in c w1 w2; do
+  sql $n "SET citus.enable_ddl_propagation = off; DROP FUNCTION public.json_build_object(text, integer, text, text, text,
+    timestamptz, text, text); REVOKE CREATE ON SCHEMA public FROM planter; DROP ROLE planter" >/dev/null
+done
 
 [ "$failures" -eq 0 ] && PASSED=1
 finish
