@@ -14,12 +14,16 @@
 #                            and created with the extension's GRANT and REVOKE, then the users' changes
 #                            are made again, pg_init_privs keeping only the extension's;
 #   -- @init-privileges      sets pg_init_privs of every existing function the sources grant or revoke
-#                            on back to exactly what those statements give (repairs scripts that re-granted).
+#                            on back to exactly what those statements give (repairs scripts that re-granted);
+#   -- @new-table NAME       a table new in B: its CREATE TABLE, GRANT, REVOKE and COMMENT as the sources
+#                            give them.
 # A SIGNATURE is written as in the function's COMMENT ON FUNCTION line, such as snowflake_stats() or
 # snowflake_node_origins(regclass, name); spaces do not count. In the sources, a function's definition
 # runs from its CREATE FUNCTION line (with the comment lines right above it) to the next top-level
 # CREATE, and names itself by its COMMENT ON FUNCTION line; GRANT and REVOKE statements are one line
-# each, REVOKE ALL ON FUNCTION ... FROM PUBLIC or GRANT EXECUTE ON FUNCTION ... TO role.
+# each, REVOKE ALL ON FUNCTION ... FROM PUBLIC or GRANT EXECUTE ON FUNCTION ... TO role. A table's
+# definition likewise runs from its CREATE TABLE line, names itself by its COMMENT ON TABLE line, and
+# keeps its own GRANT and REVOKE lines (REVOKE ALL ON name FROM PUBLIC, GRANT privileges ON name TO role).
 
 # Stops the build with a message naming the file and line at fault.
 function fail(message) {
@@ -53,16 +57,17 @@ function need_helpers(   line) {
 	print ""
 }
 
-# Prints the definition of the function whose signature is given, as mode (new, replace or recreate) wants it.
+# Prints the definition of the function whose signature is given, as mode (new, replace or recreate) wants it;
+# or, as mode table, the table whose name is given.
 function print_definition(signature, mode,   key, n, lines, i, created) {
-	key = key_of(signature)
+	key = (mode == "table" ? "table " : "") key_of(signature)
 	if (!(key in text))
 		fail("no function " signature " in the sources (they name each by its COMMENT ON FUNCTION line)")
 	if (count[key] > 1)
 		fail("the sources define " signature " " count[key] " times")
 	n = split(text[key], lines, "\n")
 	for (i = 1; i < n; i++) {
-		if (lines[i] ~ /^CREATE FUNCTION /) {
+		if (lines[i] ~ /^CREATE (FUNCTION|TABLE) /) {
 			created = 1
 			if (mode == "replace")
 				sub(/^CREATE FUNCTION /, "CREATE OR REPLACE FUNCTION ", lines[i])
@@ -72,7 +77,7 @@ function print_definition(signature, mode,   key, n, lines, i, created) {
 		print lines[i]
 	}
 	if (!created)
-		fail(signature " is not defined by a CREATE FUNCTION line in the sources")
+		fail(signature " is not defined by a CREATE FUNCTION (or TABLE) line in the sources")
 }
 
 # The sources (every file but the last): their definitions, and their GRANT and REVOKE statements.
@@ -82,6 +87,7 @@ FILENAME != ARGV[ARGC - 1] {
 		current = ""
 	}
 	if ($0 ~ /^CREATE /) {
+		in_table = $0 ~ /^CREATE TABLE /
 		defined++
 		current = "#" defined
 		text[current] = pending $0 "\n"
@@ -95,6 +101,18 @@ FILENAME != ARGV[ARGC - 1] {
 	end_definition()
 	if (current != "")
 		text[current] = text[current] $0 "\n"
+	if ($0 ~ /^COMMENT ON TABLE / && current ~ /^#/) {
+		signature = $0
+		sub(/^COMMENT ON TABLE /, "", signature)
+		sub(/ IS.*$/, "", signature)
+		key = "table " key_of(signature)
+		count[key]++
+		text[key] = text[current]
+		current = key
+	}
+	# A table's own privileges stay in its definition.
+	if ($0 ~ /^(GRANT|REVOKE) / && in_table)
+		next
 	if ($0 ~ /^COMMENT ON FUNCTION / && current ~ /^#/) {
 		signature = $0
 		sub(/^COMMENT ON FUNCTION /, "", signature)
@@ -131,6 +149,8 @@ FNR == 1 { end_definition() }
 
 /^-- @new / { print_definition(substr($0, 9), "new"); next }
 
+/^-- @new-table / { print_definition(substr($0, 15), "table"); next }
+
 /^-- @replace / { print_definition(substr($0, 13), "replace"); next }
 
 /^-- @recreate / {
@@ -153,7 +173,7 @@ FNR == 1 { end_definition() }
 	next
 }
 
-/^-- @[a-z-]+( |$)/ { fail("unknown directive (@new, @replace, @recreate or @init-privileges): " $0) }
+/^-- @[a-z-]+( |$)/ { fail("unknown directive (@new, @new-table, @replace, @recreate or @init-privileges): " $0) }
 
 { print }
 

@@ -27,3 +27,18 @@
 -- @new snowflake_convert_view_statements(oid[])
 -- @new snowflake_convert_regrant(text[], text[])
 -- @replace snowflake_convert_column(regclass, name)
+
+-- snowflake_nextval() is PARALLEL RESTRICTED: it runs in a parallel plan's leader, so that
+-- snowflake_lastval() is the statement's last ID.
+-- @replace snowflake_nextval()
+
+-- snowflake_adopt_layout() puts a changed epoch or layout on record above every ID issued before it.
+-- @new snowflake_adopt_layout()
+
+-- snowflake_stats() reports where the node came from and what the node check found.
+-- @recreate snowflake_stats()
+
+-- The node check: each server's claim on its node, and the function its worker runs.
+-- @new-table snowflake_node_claims
+
+-- @new snowflake_claim_node(integer, text, text, integer, integer, timestamptz)

@@ -25,14 +25,30 @@ BEGIN
 END
 $helper$;
 
--- Keeps fn's privileges and initial privileges aside, before it is dropped.
+-- Keeps fn's privileges and initial privileges aside, before it is dropped; refuses, naming them, while
+-- users' objects depend on it (DROP FUNCTION would fail with a hint to CASCADE, which would drop them).
 CREATE FUNCTION pg_temp.snowflake_keep_privileges(fn regprocedure) RETURNS void
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $helper$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $helper$
+DECLARE
+    dependents text;
+BEGIN
+    SELECT string_agg(DISTINCT coalesce(r.ev_class::regclass::text, pg_describe_object(d.classid, d.objid, d.objsubid)),
+                      ', ')
+    INTO dependents
+    FROM pg_depend d LEFT JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass::oid AND r.oid = d.objid
+    WHERE d.refclassid = 'pg_proc'::regclass::oid AND d.refobjid = fn AND d.deptype = 'n';
+    IF dependents IS NOT NULL THEN
+        RAISE EXCEPTION 'this update of snowflake recreates %, and these depend on it: %', fn, dependents
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  DETAIL = 'Its result gains columns, which PostgreSQL adds only by dropping the function and creating it again. Nothing was changed.',
+                  HINT = 'Keep each view''s definition (SELECT pg_get_viewdef(''name''::regclass)) and its grants, drop the views, run the update again, then create them again.';
+    END IF;
     INSERT INTO snowflake_kept_privileges
     SELECT fn::text, p.proowner, p.proacl, i.initprivs
     FROM pg_proc p
     LEFT JOIN pg_init_privs i ON i.objoid = p.oid AND i.classoid = 'pg_proc'::regclass::oid AND i.objsubid = 0
     WHERE p.oid = fn;
+END
 $helper$;
 
 -- Makes again, on the new fn, what users changed on the old one (the privileges it had that its initial
