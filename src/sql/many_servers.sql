@@ -68,7 +68,8 @@ COMMENT ON FUNCTION snowflake_node_origins(regclass, name) IS
 -- Asks every server of a Citus cluster (this server alone without Citus) for its generator's node,
 -- state, layout and epoch, and names what is wrong with each: the check to run after citus_add_node.
 CREATE FUNCTION snowflake_cluster_nodes()
-RETURNS TABLE (server text, role text, node integer, state text, layout text, epoch timestamptz, problem text)
+RETURNS TABLE (server text, role text, node integer, node_source text, state text, layout text, epoch timestamptz,
+               problem text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -84,9 +85,8 @@ BEGIN
   FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
   -- Each server runs it on a new connection with the role's own search_path, where another role may have
   -- planted a better match for an unqualified name: every name in it is schema-qualified.
-  probe := format($p$SELECT pg_catalog.json_build_object('node', s.node, 'state', s.state, 'epoch', s.epoch,
-                       'layout', pg_catalog.regexp_replace(s.layout_spec, ',epoch=-?[0-9]+$', ''))::pg_catalog.text
-                     FROM %I.snowflake_stats() s$p$, ext_schema);
+  -- Every column as JSON, so that a server whose snowflake_stats() has fewer (an older version) answers too.
+  probe := format($p$SELECT pg_catalog.to_jsonb(s)::pg_catalog.text FROM %I.snowflake_stats() s$p$, ext_schema);
   IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
     -- Citus runs the probe on every active primary in its metadata, and on this server when the
     -- metadata lacks it (a coordinator that was never registered); group 0 is the coordinator's.
@@ -105,16 +105,16 @@ BEGIN
   END IF;
   -- A server that answered reports its state; one that did not is unreachable (no connection) or
   -- failed (an ERROR there). Layout and epoch are compared with the coordinator's (else this server's).
-  FOR server, role, node, state, layout, epoch, problem IN EXECUTE format($q$
+  FOR server, role, node, node_source, state, layout, epoch, problem IN EXECUTE format($q$
     WITH reports(server, role, sort_host, sort_port, success, result) AS (%s),
     parsed AS (
-      SELECT r.*, (j.x->>'node')::integer AS node, j.x->>'state' AS state, j.x->>'layout' AS layout,
-             (j.x->>'epoch')::timestamptz AS epoch
+      SELECT r.*, (j.x->>'node')::integer AS node, j.x->>'node_source' AS node_source, j.x->>'state' AS state,
+             regexp_replace(j.x->>'layout_spec', ',epoch=-?[0-9]+$', '') AS layout, (j.x->>'epoch')::timestamptz AS epoch
       FROM reports r, LATERAL (SELECT CASE WHEN r.success THEN r.result::json END AS x) j),
     reference AS (
       SELECT p.layout, p.epoch FROM parsed p WHERE p.success
       ORDER BY p.role = 'coordinator' DESC, p.state = 'ok' DESC LIMIT 1)
-    SELECT p.server, p.role, p.node, p.state, p.layout, p.epoch,
+    SELECT p.server, p.role, p.node, p.node_source, p.state, p.layout, p.epoch,
            CASE WHEN NOT p.success AND p.result NOT LIKE 'ERROR:  %%' THEN 'unreachable'
                 WHEN NOT p.success AND p.result LIKE '%%shared_preload_libraries%%' THEN 'not preloaded'
                 WHEN NOT p.success THEN 'error: ' || substr(p.result, 9)
@@ -137,7 +137,7 @@ BEGIN
     FROM unnest(shared_nodes, shared_servers) AS u(n, s) GROUP BY u.n ORDER BY u.n LOOP
     RAISE WARNING 'snowflake.node % is used by more than one server: %', shared.node, shared.servers
       USING DETAIL = 'Servers that share a node can issue the same IDs.',
-            HINT = 'Give each server a snowflake.node of its own in its postgresql.conf, then reload it.';
+            HINT = 'Give each server a node of its own (snowflake.node, or snowflake.node_source = ''citus''), then reload it.';
   END LOOP;
 END
 $fn$;
@@ -146,4 +146,4 @@ REVOKE ALL ON FUNCTION snowflake_cluster_nodes() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_cluster_nodes() TO pg_monitor;
 
 COMMENT ON FUNCTION snowflake_cluster_nodes() IS
-'Lists every server of the Citus cluster (this server alone without Citus) with its snowflake.node, state, layout and epoch, and a problem: shared node, node unset (or another state that stops IDs), layout differs, epoch differs, not preloaded, unreachable, or error: and the error raised there. Warns when servers share a node. Run it after every citus_add_node. For pg_monitor.';
+'Lists every server of the Citus cluster (this server alone without Citus) with its node and where it came from, state, layout and epoch, and a problem: shared node, node unset (or another state that stops IDs), layout differs, epoch differs, not preloaded, unreachable, or error: and the error raised there. Warns when servers share a node. Run it after every citus_add_node. For pg_monitor.';

@@ -12,8 +12,8 @@
 -- @init-privileges
 
 -- snowflake_cluster_nodes() schema-qualifies every name in the probe it sends to each server, which runs it
--- with the connecting role's own search_path.
--- @replace snowflake_cluster_nodes()
+-- with the connecting role's own search_path, and reports where each server's node came from.
+-- @recreate snowflake_cluster_nodes()
 
 -- snowflake_convert_column() refuses to alter a table the caller does not own itself (a CHECK constraint
 -- would run its owner's code with the caller's rights) and quotes the WITH options of the views it
