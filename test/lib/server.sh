@@ -81,6 +81,16 @@ server_start() {
   done
 }
 
+# Starts server $1 as server_start does, its postmaster with host name $2, in a UTS namespace of its
+# own (unshare --uts: the machine keeps its name), and with the environment variables NAME=value
+# that follow: a pod of a StatefulSet, say, as the server sees it.
+server_start_on_host() {
+  local name=$1 host=$2 dir=${SERVER_DIR[$1]}
+  shift 2
+  (cd "$ROOT" && unshare --uts sh -c 'hostname "$1" && shift && exec runuser -u postgres -- env "$@"' - "$host" "$@" \
+    "$PGB/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 start >/dev/null) || { tail -20 "$dir/log"; return 1; }
+}
+
 # Stops server $1 by its postmaster's PID (fast shutdown), waiting up to 30 s, then SIGKILL; then
 # waits for the command it was started under, if any.
 server_stop() {
