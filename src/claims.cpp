@@ -138,13 +138,13 @@ int64_t own_claim_started_us(const char *schema, const Self &self) {
 // decision; returns the status, with the report written into report.
 NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	report[0] = '\0';
+	if (node_source_kind == NodeSourceKind::Citus) // the node first: it needs Citus, not this extension
+		read_citus_group(state);
 	const char *schema = extension_schema();
 	if (schema == nullptr) {
 		snprintf(report, sizeof(report), "no snowflake extension in database \"%s\"", check_database);
 		return NodeCheck::NoExtension;
 	}
-	if (node_source_kind == NodeSourceKind::Citus)
-		read_citus_group(state);
 	const int32_t node = configured_node(state).node;
 	if (node < 0) { // no node, nothing to claim; a refusal from before is lifted with it
 		refuse_node(state, -1);
