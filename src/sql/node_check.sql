@@ -57,10 +57,11 @@ BEGIN
     EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_node)' INTO citus_cluster;
   END IF;
   IF citus_cluster THEN
-    -- Every name is qualified: the probe runs on fresh connections with the role's search_path.
+    -- Every name is qualified: the probe runs on fresh connections with the role's search_path. Qualified
+    -- operators all bind alike, left to right: the parentheses make it heartbeat > (now() - interval).
     probe := format($p$SELECT pg_catalog.json_agg(pg_catalog.json_build_array(c.server, c.started_at,
         c.system_identifier, c.timeline, c.node,
-        c.heartbeat OPERATOR(pg_catalog.>) pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => %s)
+        c.heartbeat OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => %s))
       ))::pg_catalog.text FROM %I.snowflake_node_claims c$p$, stale_s, ext_schema);
     RETURN QUERY
       SELECT e->>0, (e->>1)::timestamptz, (e->>2) || ':' || (e->>3)
