@@ -104,7 +104,9 @@ BEGIN
                             trim(split_part(current_setting('unix_socket_directories'), ',', 1))) AS host) s$q$, probe);
   END IF;
   -- A server that answered reports its state; one that did not is unreachable (no connection) or
-  -- failed (an ERROR there). Layout and epoch are compared with the coordinator's (else this server's).
+  -- failed (an ERROR there). Every server on a node that another has too is 'shared node', whatever
+  -- its state (the node check's refusal, 'node conflict', included), so the WARNING below names them
+  -- all. Layout and epoch are compared with the coordinator's (else this server's).
   FOR server, role, node, node_source, state, layout, epoch, problem IN EXECUTE format($q$
     WITH reports(server, role, sort_host, sort_port, success, result) AS (%s),
     parsed AS (
@@ -118,8 +120,8 @@ BEGIN
            CASE WHEN NOT p.success AND p.result NOT LIKE 'ERROR:  %%' THEN 'unreachable'
                 WHEN NOT p.success AND p.result LIKE '%%shared_preload_libraries%%' THEN 'not preloaded'
                 WHEN NOT p.success THEN 'error: ' || substr(p.result, 9)
-                WHEN p.state <> 'ok' THEN p.state
                 WHEN count(*) FILTER (WHERE p.success AND p.node IS NOT NULL) OVER (PARTITION BY p.node) > 1 THEN 'shared node'
+                WHEN p.state <> 'ok' THEN p.state
                 WHEN p.layout <> (SELECT layout FROM reference) THEN 'layout differs'
                 WHEN p.epoch <> (SELECT epoch FROM reference) THEN 'epoch differs'
            END
