@@ -1,5 +1,6 @@
 # The one harness for scratch PostgreSQL servers (sourced, not run): every shell suite under test/
-# makes, starts, queries and stops its servers through it, and nothing else under test/ runs initdb.
+# makes, starts, queries and stops its servers through it, and nothing else under test/ runs initdb
+# but the set-up docs/citus.md quotes (test/servers/citus/setup.sh; server_adopt registers its servers).
 # A suite sets SUITE_NAME, then calls server_init NAME PORT [postgresql.conf line...]: server NAME
 # lives in build/servers/SUITE_NAME/NAME/ (data/, log, and its Unix socket), initialised for user
 # postgres with trust authentication, UTF8 and the C locale, listening on 127.0.0.1:PORT and on
@@ -8,7 +9,8 @@
 # the postgres system user; the script runs as root. When the script exits, however it exits, the
 # exit trap runs the suite's CLEANUPS, then stops every server by its postmaster's PID; after a
 # passing run (exit status 0) it removes build/servers/SUITE_NAME/, after a failure it keeps it.
-# It also holds the few assertions the suites share (check, not, wait_for, finish, show_logs).
+# Clients reach each server's database SERVER_DATABASE (postgres unless the suite sets it). It also
+# holds the few assertions the suites share (check, not, wait_for, finish, show_logs).
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 
 require_root
@@ -103,11 +105,11 @@ server_stop() {
 }
 
 # Runs a command as postgres with libpq's environment (PGHOST, PGPORT, PGUSER, PGDATABASE) set to
-# server $1's postgres database.
+# server $1's database: SERVER_DATABASE, postgres unless the suite sets it.
 on_server() {
   local name=$1
   shift
-  as_postgres env PGHOST="$(server_host "$name")" PGPORT="${SERVER_PORT[$name]}" PGUSER=postgres PGDATABASE=postgres "$@"
+  as_postgres env PGHOST="$(server_host "$name")" PGPORT="${SERVER_PORT[$name]}" PGUSER=postgres PGDATABASE="${SERVER_DATABASE:-postgres}" "$@"
 }
 
 # psql on server $1 (without psqlrc, quiet, stopping at the first error), with the remaining arguments.
@@ -117,7 +119,7 @@ psql_on() {
   on_server "$name" "$PGB/psql" -X -q -v ON_ERROR_STOP=1 "$@"
 }
 
-# Runs SQL on server $1 (database postgres) and prints the result unaligned, without headers.
+# Runs SQL on server $1 (its database, as on_server says) and prints the result unaligned, without headers.
 sql() {
   psql_on "$1" -At -c "$2"
 }
@@ -132,7 +134,7 @@ sql_file() {
 
 # The libpq connection string of server $1.
 dsn() {
-  echo "host=$(server_host "$1") port=${SERVER_PORT[$1]} dbname=postgres user=postgres"
+  echo "host=$(server_host "$1") port=${SERVER_PORT[$1]} dbname=${SERVER_DATABASE:-postgres} user=postgres"
 }
 
 # Prints the last 15 ERROR, FATAL and WARNING lines (and lines matching the extended regular expression $1)
