@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# Citus: a coordinator (node 1) and two workers (nodes 2 and 3) on 127.0.0.1,
-# preloading citus,snowflake, with Citus built from the vendored source
-# (shared/vendor/citus/ next to the checkout, or $SNOWFLAKE_CITUS_VENDOR):
+# Citus: a coordinator and two workers on 127.0.0.1, each made by docs/citus.md's set-up
+# (test/servers/citus/setup.sh: initdb with passwords, citus,snowflake preloaded, its node from its
+# Citus group, snowflake.node_offset = 1, the database app), with Citus built from the vendored
+# source (shared/vendor/citus/ next to the checkout, or $SNOWFLAKE_CITUS_VENDOR):
 # 13.2.2 on PostgreSQL 15, 14.0.1 on 16 to 18. The build is cached under
 # /var/cache/snowflake-citus/, keyed on the Citus tag, the full PostgreSQL
 # version and the hash of the build recipe (the fix, test/servers/citus/*.sed,
 # and the configure options), so a second run only copies the installed files back. The suite checks:
-#   1. CREATE EXTENSION snowflake on the coordinator reaches every worker, one
-#      added afterwards included; snowflake_cluster_nodes() lists all three.
+#   1. The cluster as docs/citus.md builds it: groups 0, 1 and 2 give nodes 1, 2 and 3 with no
+#      snowflake.node; CREATE EXTENSION snowflake on the coordinator reaches every worker, one
+#      added afterwards included; snowflake_cluster_nodes() lists all three with their sources.
 #   2. The node that makes each insert path's IDs: single-row, multi-row, COPY,
 #      INSERT ... SELECT from generate_series and from a local table (the
-#      coordinator); INSERT ... SELECT between colocated tables (the worker
-#      holding each source row); an insert on a worker (that worker); a
-#      reference table, identical on every server.
-#   3. Four pgbench clients on each of the three servers at once: 0 duplicates,
-#      every row on the node of the server it went through.
-#   4. A time-range filter reaching every shard as an Index Cond on its key.
+#      coordinator); INSERT ... SELECT from a distributed table, colocated, repartitioned or
+#      pulled to the coordinator (the worker holding each source row); an insert on a worker
+#      (that worker); a reference table, identical on every server.
+#   3. A pgbench client on each of the three servers for 2 minutes (CITUS_LOAD_SECONDS): 0
+#      duplicates, every row on its server's node, and the node check never flags any of them,
+#      while more servers join: one in no cluster yet (refused, 'citus group unknown', until
+#      added: then its group's node), removed and added again (a new group, a new node, the old
+#      one held by no one), and one on its node (snowflake.node): the later one refuses (SN001)
+#      within the interval while the earlier keeps issuing, the rows of that window counted; a
+#      free node and a reload lift it; restarted onto the taken node it issues no ID at all, its
+#      first call waiting for the first check. A fourth server: an offset past the layout's nodes
+#      ('node out of range'), and what a worker that cannot issue breaks on the coordinator;
+#      another epoch, another layout, snowflake preloaded first, not preloaded, without the
+#      extension, stopped: each flagged on that server alone. snowflake created before citus.
+#   4. A time range on the key: each shard's plan as its statistics make it.
 #   5. A shard move under inserts: every acknowledged row there once, rows in
 #      the moved shard during the move; on the new worker, the move's catch-up
 #      rows are "dropped origin" rows that flag no shared node, and
@@ -25,18 +36,15 @@
 #      convert it; on a reference table's key and on a key that is not the
 #      distribution column it converts in place. The UPDATE and colocation
 #      limits, and both backfill recipes.
-#   7. The node check: two workers on one node (flagged, with a WARNING, and
-#      then shown to make duplicates), a worker with no node, and a fourth
-#      server with another epoch, another layout, without snowflake preloaded,
-#      without the extension, and stopped: each flagged on that server alone.
-#   8. Every docs/citus.md block that needs a Citus cluster stands, line for
-#      line, in a file of test/servers/citus/ that this suite runs.
-#   9. A role with CREATE on public plants, on every server, a json_build_object()
+#   7. Every docs/citus.md block that needs a Citus cluster stands, line for line, in a file of
+#      test/servers/citus/ that this suite runs, and so does every shell block.
+#   8. A role with CREATE on public plants, on every server, a json_build_object()
 #      that matches the node check's probe better than pg_catalog's: 0.4.0's
 #      probe, unqualified, runs it (it makes its owner superuser); a superuser's
 #      snowflake_cluster_nodes() does not.
+# It prints each section's time at the end.
 # Usage, as root with the extension installed: bash test/servers/citus.sh
-# (ports 56460-56463; CITUS_SECONDS sets the length of the pgbench runs).
+# (ports 56460-56465; CITUS_SECONDS sets the length of the short pgbench runs, CITUS_LOAD_SECONDS the long one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SUITE_NAME=citus
@@ -114,13 +122,13 @@ error_of() {
   ! psql_on "$1" -At -v VERBOSITY=verbose -c "$2" 2>&1 || echo "(no error)"
 }
 
-# Runs pgbench on server $1 with $2 clients for $SECONDS_PER_RUN s (script $3, then pgbench options);
-# prints the transactions it processed, and fails when a client aborted.
+# Runs pgbench on server $1 with $2 clients for RUN_SECONDS s ($SECONDS_PER_RUN unless set; script $3,
+# then pgbench options); prints the transactions it processed, and fails when a client aborted.
 bench() {
   local name=$1 clients=$2 script=$3 out
   shift 3
-  out=$(on_server "$name" "$PGB/pgbench" -n -c "$clients" -j "$clients" -T "$SECONDS_PER_RUN" -f "$script" "$@" 2>&1) ||
-    { echo "$out" | tail -5 >&2; return 1; }
+  out=$(on_server "$name" "$PGB/pgbench" -n -c "$clients" -j "$clients" -T "${RUN_SECONDS:-$SECONDS_PER_RUN}" \
+    -f "$script" "$@" 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
   sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out"
 }
 
@@ -145,55 +153,125 @@ problems() {
                  FROM snowflake_cluster_nodes()" 2>/dev/null
 }
 
-# Sets snowflake.node on server $1 to $2 (-1: unset) by ALTER SYSTEM and a reload, and waits until its
-# generator runs on it.
-set_node() {
-  sql "$1" "ALTER SYSTEM SET snowflake.node = $2" >/dev/null
-  sql "$1" "SELECT pg_reload_conf()" >/dev/null
-  wait_for 20 eval '[ "$(sql '"$1"' "SELECT coalesce(node, -1) FROM snowflake_stats()")" = "'"$2"'" ]'
+# One column of server $1's snowflake_stats() as text ("" when NULL).
+stats_of() {
+  sql "$1" "SELECT coalesce($2::text, '') FROM snowflake_stats()"
 }
 
-# The node of the server on port $1 while each has its own (the coordinator 1, the workers 2 and 3).
+# Makes the server registered as $1 (server_adopt) with docs/citus.md's set-up (setup.sh), then the remaining
+# postgresql.conf lines and the suite's own (its socket, fsync off, room for shard moves, no usage reports
+# to Citus's servers from a test: a Citus linked with curl sends them by default). As on a machine of its
+# own, its postgres user has a home of its own, DIR/home, whose ~/.pgpass the server started there uses.
+# The set-up's output goes to DIR/setup.
+citus_setup() {
+  local name=$1
+  shift
+  mkdir "${SERVER_DIR[$name]}/home" && chown postgres "${SERVER_DIR[$name]}/home"
+  as_postgres env -u PGPASSFILE HOME="${SERVER_DIR[$name]}/home" PATH="$PGB:$PATH" PASSWORD="$PASSWORD" bash "$HERE/setup.sh" \
+    "${SERVER_DIR[$name]}" "${SERVER_PORT[$name]}" "$@" "unix_socket_directories = '${SERVER_DIR[$name]}'" "fsync = off" \
+    "log_line_prefix = '%m [%p] '" "max_replication_slots = 10" "max_wal_senders = 10" "max_worker_processes = 20" \
+    "citus.enable_statistics_collection = off" >"${SERVER_DIR[$name]}/setup" 2>&1
+}
+
+
+# Milliseconds since the epoch now, or at the time of log line $1 (log_line_prefix '%m').
+epoch_ms() {
+  date -d "${1:-now}" +%s%3N
+}
+
+# The time of the first line of server $1's log matching the extended regular expression $2, from its line
+# $3 on (the first by default), in ms since the epoch.
+logged_at_ms() {
+  epoch_ms "$(tail -n +"${3:-1}" "${SERVER_DIR[$1]}/log" | grep -m1 -E "$2" | cut -d' ' -f1-3)"
+}
+
+# Inserts rows into window_rows through server $1, one statement after another on one connection, until
+# the file $2 is removed, from before the table reaches the server (until then each statement waits
+# 10 ms); a failing statement (a refusal) does not stop it. Its errors go to $3.
+stream_inserts() {
+  local statement="DO \$\$BEGIN IF pg_catalog.to_regclass('public.window_rows') IS NULL THEN PERFORM pg_catalog.pg_sleep(0.01);
+    ELSE INSERT INTO public.window_rows (tenant, port) VALUES ((random() * 1e9)::integer, ${SERVER_PORT[$1]}); END IF; END\$\$;"
+  while [ -e "$2" ]; do
+    for _ in $(seq 100); do echo "$statement"; done
+  done | on_server "$1" "$PGB/psql" -X -q -v VERBOSITY=verbose >/dev/null 2>"$3"
+}
+
+# Calls snowflake_nextval() on server $1, a connection a call, until $2 calls have reached it, from before
+# it accepts connections; prints, for each call that reached it, its start (µs since the epoch), how long
+# it took (ms, connecting included) and its answer's first line.
+calls_from_start() {
+  local reached=0 start out
+  while [ $reached -lt "$2" ]; do
+    start=$(date +%s%6N)
+    out=$(psql_on "$1" -At -v VERBOSITY=verbose -c "SELECT snowflake_nextval()" 2>&1 | head -1) || true
+    case $out in "psql: error:"*) sleep 0.05; continue ;; esac
+    reached=$((reached + 1))
+    echo "$start $((($(date +%s%6N) - start) / 1000)) $out"
+  done
+}
+
+# Starts the next section: prints its title, and notes the time the previous one took.
+section() {
+  [ -z "${section_title:-}" ] || SECTION_TIMES+=("$section_title: $((SECONDS - section_start)) s")
+  section_title=$1 section_start=$SECONDS
+  echo "--- $1"
+}
+SECTION_TIMES=()
+
+# The node of the server on port $1 while each has the one its group gives (the coordinator 1, the workers 2 and 3).
 node_sql="CASE port WHEN 56460 THEN 1 WHEN 56461 THEN 2 WHEN 56462 THEN 3 END"
 
 install_citus
-# wal_level = logical for shard moves; track_commit_timestamp for snowflake_node_origins() on a shard;
-# no usage reports to Citus's servers from a test (a Citus linked with curl sends them by default).
-CONF=("shared_preload_libraries = 'citus,snowflake'" "wal_level = logical" "track_commit_timestamp = on"
-  "max_replication_slots = 10" "max_wal_senders = 10" "max_worker_processes = 20" "citus.enable_statistics_collection = off")
-server_init c 56460 "${CONF[@]}" "snowflake.node = 1"
-server_init w1 56461 "${CONF[@]}" "snowflake.node = 2"
-server_init w2 56462 "${CONF[@]}" "snowflake.node = 3"
-start=$SECONDS
+section "set-up: docs/citus.md's commands for each server"
+# One password for every server: Citus's connections between the servers find it in ~/.pgpass, as the page
+# says; the suite's clients, and the servers it restarts, in a file of the suite's own.
+SERVER_DATABASE=app
+PASSWORD=$(head -c 18 /dev/urandom | base64 | tr -dc A-Za-z0-9)
+export PGPASSFILE=$SERVERS/$SUITE_NAME/pgpass
 pids=()
+for n in c:56460 w1:56461 w2:56462; do server_adopt "${n%:*}" "${n#*:}"; done
+echo "*:*:*:postgres:$PASSWORD" >"$PGPASSFILE" && chown postgres "$PGPASSFILE" && chmod 600 "$PGPASSFILE"
 for n in c w1 w2; do
-  server_start $n &
+  citus_setup $n &
   pids+=($!)
 done
-for p in "${pids[@]}"; do wait "$p"; done
-for n in c w1 w2; do sql $n "CREATE EXTENSION citus" >/dev/null; done
+status=0
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+[ $status -eq 0 ] || { for n in c w1 w2; do tail -5 "${SERVER_DIR[$n]}/setup"; done; die "the set-up failed"; }
+check "connections over TCP need the password (scram-sha-256): one without it is refused" grep -q 'no password supplied' \
+  <<<"$(PGPASSFILE=/dev/null psql_on c -w -c 'SELECT 1' 2>&1)"
 echo "Citus $(sql c "SELECT extversion FROM pg_extension WHERE extname = 'citus'") on PostgreSQL" \
-  "$(sql c "SHOW server_version"): coordinator 127.0.0.1:56460 (node 1), workers 56461 (node 2) and 56462 (node 3);" \
-  "started in $((SECONDS - start)) s"
+  "$(sql c "SHOW server_version"): coordinator 127.0.0.1:56460, workers 56461 and 56462, in database app;" \
+  "set up in $((SECONDS - section_start)) s"
 
-echo "--- 1. the cluster, and snowflake on every server"
+section "1. the cluster, each server's node from its Citus group"
 sql_file c "$HERE/cluster.sql" >/dev/null
+start=$SECONDS
+check "within snowflake.node_check_interval every server has its node" \
+  wait_for 15 eval '[ "$(problems)" = "56460=-,56461=-,56462=-" ]'
+echo "every server had its node $((SECONDS - start)) s after the cluster was built"
+check "Citus's groups: the coordinator 0, the workers 1 and 2" [ "$(sql c "
+  SELECT string_agg(nodeport || ':' || groupid, ',' ORDER BY nodeport) FROM pg_dist_node")" = "56460:0,56461:1,56462:2" ]
 check "CREATE EXTENSION snowflake reached both workers, the one added afterwards included" [ "$(sql c "
   SELECT count(*) FROM run_command_on_all_nodes(\$\$SELECT extversion FROM pg_extension WHERE extname = 'snowflake'\$\$)
   WHERE success AND result = '$(control_version)'")" -eq 3 ]
 for n in c w1; do
-  check "snowflake_cluster_nodes() on $n lists the coordinator and both workers with their nodes" \
-    [ "$(sql $n "SELECT string_agg(role || ' ' || node, ', ' ORDER BY server) FROM snowflake_cluster_nodes()")" = \
-    "coordinator 1, worker 2, worker 3" ]
+  check "snowflake_cluster_nodes() on $n: nodes 1, 2 and 3 from groups 0, 1 and 2 plus the offset" \
+    [ "$(sql $n "SELECT string_agg(role || ' ' || node || ' ' || node_source, ', ' ORDER BY server) FROM snowflake_cluster_nodes()")" = \
+    "coordinator 1 Citus group 0 + snowflake.node_offset 1, worker 2 Citus group 1 + snowflake.node_offset 1, worker 3 Citus group 2 + snowflake.node_offset 1" ]
   check "snowflake_cluster_nodes() on $n finds no problem" [ "$(problems $n)" = "56460=-,56461=-,56462=-" ]
 done
+sql_file c "$HERE/nodes.sql" | sed 's/^/cluster: /'
 
-# Monitoring's role: pg_monitor, not a superuser (Citus creates the role and the grant on every server).
-sql c "CREATE ROLE snowflake_watcher LOGIN; GRANT pg_monitor TO snowflake_watcher" >/dev/null
+# Monitoring's role: pg_monitor, not a superuser (Citus creates the role, its password and the grant on
+# every server). Citus connects to each server as that role: its password goes into ~/.pgpass too.
+watcher_password=$(head -c 18 /dev/urandom | base64 | tr -dc A-Za-z0-9)
+sql c "CREATE ROLE snowflake_watcher LOGIN PASSWORD '$watcher_password'; GRANT pg_monitor TO snowflake_watcher" >/dev/null
+echo "*:*:*:snowflake_watcher:$watcher_password" | tee -a "$PGPASSFILE" >>"${SERVER_DIR[c]}/home/.pgpass"
 check "a pg_monitor member that is not a superuser runs it across the cluster" [ "$(psql_on c -At \
   -U snowflake_watcher -c "SELECT count(*) FILTER (WHERE problem IS NULL) FROM snowflake_cluster_nodes()")" = 3 ]
 
-echo "--- 2. where each insert path makes its IDs"
+section "2. where each insert path makes its IDs"
 sql_file c "$HERE/paths.sql" >/dev/null
 sql w1 "INSERT INTO items (path) SELECT 'on a worker' FROM generate_series(1, 100)" >/dev/null
 sql w2 "INSERT INTO items (path) SELECT 'on a worker' FROM generate_series(1, 100)" >/dev/null
@@ -204,17 +282,21 @@ paths=$(sql c "SELECT path, count(*), count(*) FILTER (WHERE (snowflake_parse(id
 for p in single-row:1 multi-row:3 copy:5 generate_series:1000 "local table:100"; do
   check "${p%:*}: ${p##*:} rows, every ID made on the coordinator (node 1)" grep -qx "${p%:*}|${p##*:}|${p##*:}" <<<"$paths"
 done
-# The colocated path: the node of the worker holding each source row's shard, found through the node check.
-colocated=$(sql c "
-  SELECT count(*), count(*) FILTER (WHERE (snowflake_parse(i.id)).node = c.node),
-         count(DISTINCT (snowflake_parse(i.id)).node)
-  FROM items i
-  JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('events', i.source_id)
-  JOIN pg_dist_node d ON d.groupid = p.groupid
-  JOIN snowflake_cluster_nodes() c ON c.server = d.nodename || ':' || d.nodeport
-  WHERE i.path = 'colocated'")
-check "INSERT ... SELECT between colocated tables: 1000 rows, each ID made on the worker holding its source row, both workers" \
-  [ "$colocated" = "1000|1000|2" ]
+# The paths from a distributed table: how Citus runs each (EXPLAIN's INSERT/SELECT method), then the node of
+# the worker holding each source row's shard, found through the node check.
+for p in colocated:events:id:repartition repartition:visits:tenant:repartition "pulled:events:id:pull to coordinator"; do
+  IFS=: read -r path source column method <<<"$p"
+  statement=$(grep -F "SELECT '$path'," "$HERE/paths.sql")
+  check "INSERT ... SELECT '$path': Citus's method is '$method'" grep -qF "INSERT/SELECT method: $method" \
+    <<<"$(sql c "EXPLAIN (COSTS OFF) $statement")"
+  check "... each ID made on the worker holding its source row, both workers" [ "$(sql c "
+    SELECT count(*) FILTER (WHERE (snowflake_parse(i.id)).node = c.node) = count(*), count(DISTINCT (snowflake_parse(i.id)).node)
+    FROM items i
+    JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('$source', i.source_id)
+    JOIN pg_dist_node d ON d.groupid = p.groupid
+    JOIN snowflake_cluster_nodes() c ON c.server = d.nodename || ':' || d.nodeport
+    WHERE i.path = '$path'")" = "t|2" ]
+done
 check "inserts on each worker: 100 rows with node 2 and 100 with node 3" [ "$(sql c "
   SELECT string_agg(n || ':' || c, ',' ORDER BY n) FROM (SELECT (snowflake_parse(id)).node AS n, count(*) AS c
   FROM items WHERE path = 'on a worker' GROUP BY 1) x")" = "2:100,3:100" ]
@@ -229,29 +311,283 @@ check "Citus's bigserial: the coordinator from 1, each worker from 2^48 times it
   SELECT string_agg(at || ' ' || id / (2::bigint ^ 48)::bigint || ' ' || id % (2::bigint ^ 48)::bigint, ', ' ORDER BY id)
   FROM counters")" = "coordinator 0 1, w1 1 1, w2 2 1" ]
 
-echo "--- 3. 4 pgbench clients on each of the three servers at once, $SECONDS_PER_RUN s"
-acknowledged=$(bench_on "c w1 w2" 4 "$HERE/insert.pgbench") || acknowledged=
+LOAD_SECONDS=${CITUS_LOAD_SECONDS:-120}
+section "3. $LOAD_SECONDS s of pgbench on each of the three servers, while more servers join"
+# Rows the servers that join write during a detection window (distributed before they join, so that
+# none of its shards lands on them).
+sql c "CREATE TABLE window_rows (tenant integer NOT NULL, id bigint NOT NULL DEFAULT snowflake_nextval(), port integer,
+  PRIMARY KEY (tenant, id)); SELECT create_distributed_table('window_rows', 'tenant')" >/dev/null
+RUN_SECONDS=$LOAD_SECONDS bench_on "c w1 w2" 1 "$HERE/insert.pgbench" >"$SERVERS/$SUITE_NAME/load.out" &
+load=$!
+# What the node check of each of the three says, every 2 s while the load runs: "port node check conflict".
+flags=$SERVERS/$SUITE_NAME/flags
+(while kill -0 $load 2>/dev/null; do
+  for n in c w1 w2; do
+    echo "${SERVER_PORT[$n]} $(sql $n "SELECT node || ' ' || node_check || ' ' || coalesce(node_conflict, '-') FROM snowflake_stats()" 2>&1)"
+  done
+  sleep 2
+done) >"$flags" &
+watcher=$!
+load_start=$SECONDS
+# Starts a step of this section: its title, and how far into the load it begins.
+step() {
+  echo "-- $1 ($((SECONDS - load_start)) s into the load)"
+}
+interval=$(sql c "SELECT setting FROM pg_settings WHERE name = 'snowflake.node_check_interval'")
+
+step "the servers that join, made at once with the page's set-up"
+# x1 as the page has it; x2 with snowflake.node (set to x1's before it joins); w3 with another epoch and,
+# first, snowflake before citus in shared_preload_libraries.
+pids=()
+for n in x1:56463 x2:56464 w3:56465; do server_adopt "${n%:*}" "${n#*:}"; done
+citus_setup x1 &
+pids+=($!)
+citus_setup x2 "snowflake.node_source = 'setting'" &
+pids+=($!)
+citus_setup w3 "shared_preload_libraries = 'snowflake,citus'" "snowflake.epoch = 1420070400000" &
+w3_setup=$!
+status=0
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+[ $status -eq 0 ] || { for n in x1 x2; do tail -5 "${SERVER_DIR[$n]}/setup"; done; die "the set-up failed"; }
+check "shared_preload_libraries = 'snowflake,citus' does not start: Citus has to be loaded first" \
+  eval '! wait $w3_setup && grep -q "Citus has to be loaded first" "${SERVER_DIR[w3]}/log"'
+
+step "3a. a server in no cluster yet, then added"
+sql x1 "CREATE EXTENSION snowflake" >/dev/null
+# Its node check connects to app once it exists (started before, it retries every 10 s), then reads the group.
+check "the node check finds it in no cluster's metadata yet" wait_for 30 \
+  eval '[ "$(sql x1 "SELECT detail FROM snowflake_state()")" = "this server is in no Citus cluster'"'"'s metadata yet" ]'
+check "a server in no cluster's metadata yet refuses: 55000 'in no Citus cluster's metadata yet'" grep -q \
+  "^ERROR:  55000: snowflake.node_source is 'citus', but this server is in no Citus cluster's metadata yet" \
+  <<<"$(error_of x1 "SELECT snowflake_nextval()")"
+check "... with the state 'citus group unknown'" [ "$(sql x1 "SELECT state || ': ' || detail FROM snowflake_state()")" = \
+  "citus group unknown: this server is in no Citus cluster's metadata yet" ]
+sql c "SELECT citus_add_node('127.0.0.1', 56463)" >/dev/null
+group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 56463")
+start=$(epoch_ms)
+check "once added, it issues within the interval, under its group's node ($group + 1), with no setting" \
+  wait_for $((2 * interval + 5)) eval '[ "$(sql x1 "SELECT (snowflake_parse(snowflake_nextval())).node")" = $((group + 1)) ]'
+echo "x1 (group $group) issued under node $((group + 1)) $(($(epoch_ms) - start)) ms after citus_add_node"
+
+step "3b. removed and added again: a new group"
+sql c "SELECT citus_remove_node('127.0.0.1', 56463)" >/dev/null
+check "removed, it keeps its metadata, and its node, $((group + 1)): a group no one else will be given" \
+  [ "$(stats_of x1 node) $(sql x1 "SELECT groupid FROM pg_dist_local_group")" = "$((group + 1)) $group" ]
+sql c "SELECT citus_add_node('127.0.0.1', 56463)" >/dev/null
+old_group=$group old=$((group + 1)) group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 56463")
+x1_node=$((group + 1))
+start=$(epoch_ms)
+check "added again, it has a new group ($group, after $old_group): Citus never hands one out twice" [ "$group" -gt "$old_group" ]
+check "... and its node follows within the interval: $x1_node" \
+  wait_for $((2 * interval + 5)) eval '[ "$(stats_of x1 node)" = $x1_node ]'
+echo "x1's node followed its group in $(($(epoch_ms) - start)) ms"
+check "node $old, its old one, is held by no live server" [ "$(sql c "SELECT coalesce(sum(result::integer), 0)
+  FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM public.snowflake_node_claims WHERE node = $old
+    AND heartbeat > now() - interval '$((3 * interval + 10)) s'\$\$) WHERE success")" = 0 ]
+
+step "3c. a server on x1's node by snowflake.node, added a few seconds after x1 took it"
+sql x2 "ALTER SYSTEM SET snowflake.node = $x1_node" >/dev/null
+sql x2 "SELECT pg_reload_conf()" >/dev/null
+check "its node check is connected to app before it joins" wait_for 30 eval '[ "$(sql x2 "SELECT count(*) FROM pg_stat_activity
+  WHERE backend_type = '"'snowflake node check'"' AND datname = '"'app'"'")" = 1 ]'
+x1_going=$SERVERS/$SUITE_NAME/x1.going x2_going=$SERVERS/$SUITE_NAME/x2.going
+touch "$x1_going" "$x2_going"
+CLEANUPS+=('rm -f "$x1_going" "$x2_going"')
+stream_inserts x1 "$x1_going" "$SERVERS/$SUITE_NAME/x1.errors" &
+x1_writer=$!
+stream_inserts x2 "$x2_going" "$SERVERS/$SUITE_NAME/x2.errors" &
+x2_writer=$!
+added_ms=$(epoch_ms)
+sql c "SELECT citus_add_node('127.0.0.1', 56464)" >/dev/null
+add_ms=$(($(epoch_ms) - added_ms))
+check "the later server refuses within the interval: state 'node conflict'" \
+  wait_for $((2 * interval + 5)) eval '[ "$(stats_of x2 state)" = "node conflict" ]'
+refused_ms=$(logged_at_ms x2 'which took it first: this server refuses IDs')
+check "the earlier one notices within the interval and names the later one in node_conflict" \
+  wait_for $((2 * interval + 5)) eval '[ "$(stats_of x1 node_conflict)" != "" ]'
+check "... and keeps issuing" eval 'sql x1 "SELECT snowflake_nextval()" >/dev/null'
+out=$(error_of x2 "SELECT snowflake_nextval()")
+check "the later one's calls fail with SN001, naming the earlier one" grep -q \
+  "^ERROR:  SN001: snowflake node $x1_node is claimed by another server, which took it first" <<<"$out"
+check "... whose DETAIL names it by its host name and port" grep -q "^DETAIL:  The other server: [^ ]*:56463 " <<<"$out"
+check "the later one logged a WARNING: it refuses" grep -q "WARNING:  snowflake: node $x1_node is claimed by .*:56463 .*this server refuses IDs" \
+  "${SERVER_DIR[x2]}/log"
+check "the earlier one logged a WARNING naming the later one" grep -q \
+  "WARNING:  snowflake: node $x1_node is also claimed by .*:56464 " "${SERVER_DIR[x1]}/log"
+out=$(sql x1 "SELECT count(*) FROM snowflake_cluster_nodes()" 2>&1)
+check "snowflake_cluster_nodes() flags both 'shared node', no other server" [ "$(problems x1)" = \
+  "56460=-,56461=-,56462=-,56463=shared node,56464=shared node" ]
+check "... with a WARNING naming both" grep -q \
+  "WARNING:  snowflake.node $x1_node is used by more than one server: 127.0.0.1:56463, 127.0.0.1:56464" <<<"$out"
+rm "$x1_going" "$x2_going"
+wait $x1_writer $x2_writer
+read -r x2_rows x1_rows x1_after dup <<<"$(sql c "SELECT count(*) FILTER (WHERE port = 56464), count(*) FILTER (WHERE port = 56463),
+  count(*) FILTER (WHERE port = 56463 AND snowflake_timestamp(id) > to_timestamp($refused_ms / 1000.0)),
+  count(*) - count(DISTINCT id) FROM window_rows" | tr '|' ' ')"
+check "the earlier server's writer had no error, and wrote on after the refusal ($x1_after rows)" \
+  [ ! -s "$SERVERS/$SUITE_NAME/x1.errors" -a "$x1_after" -gt 0 ]
+check "the later server's writer was refused with SN001" grep -q 'ERROR:  SN001:' "$SERVERS/$SUITE_NAME/x2.errors"
+echo "detection: x2 refused $((refused_ms - added_ms)) ms after citus_add_node began (it took $add_ms ms; interval" \
+  "${interval} s); in that window x2 wrote $x2_rows rows, x1 $x1_rows in all, $dup IDs both issued"
+
+step "3d. the later one on a free node, by a reload"
+free=$((x1_node + 10))
+check "no server is on node $free" [ "$(sql x1 "SELECT count(*) FROM snowflake_cluster_nodes() WHERE node = $free" 2>/dev/null)" = 0 ]
+sql x2 "ALTER SYSTEM SET snowflake.node = $free" >/dev/null
+from_line=$(($(wc -l <"${SERVER_DIR[x1]}/log") + 1))
+start=$(epoch_ms)
+sql x2 "SELECT pg_reload_conf()" >/dev/null
+check "the refusal lifts at the reload: its next call issues under node $free" \
+  wait_for 10 eval '[ "$(sql x2 "SELECT (snowflake_parse(snowflake_nextval())).node")" = $free ]'
+check "within the interval neither server reports a conflict any more" wait_for $((2 * interval + 15)) \
+  eval '[ "$(stats_of x1 node_check) $(stats_of x2 node_check) $(stats_of x1 node_conflict)$(stats_of x2 node_conflict)" = "ok ok " ]'
+echo "the earlier server logged that no one else claims its node $(($(logged_at_ms x1 \
+  'no other server claims this server.s node any more' "$from_line") - start)) ms after the reload"
+
+step "3e. restarted onto the taken node, a call made from before it is up"
+sql x2 "ALTER SYSTEM SET snowflake.node = $x1_node" >/dev/null # x1's node again, from the restart on (no reload)
+server_stop x2
+from_line=$(($(wc -l <"${SERVER_DIR[x2]}/log") + 1))
+calls_from_start x2 5 >"$SERVERS/$SUITE_NAME/calls" &
+caller=$!
+server_start x2
+wait $caller
+calls=$(cat "$SERVERS/$SUITE_NAME/calls")
+check "no call issued an ID: the first waited for the node check's first pass, which refused" \
+  [ "$(grep -c " ERROR:  SN001: snowflake node $x1_node is claimed" <<<"$calls")" = 5 ]
+first_ms=$(head -1 <<<"$calls" | cut -d' ' -f2)
+rest_ms=$(tail -n +2 <<<"$calls" | cut -d' ' -f2 | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+pass_ms=$(($(logged_at_ms x2 'which took it first: this server refuses IDs' "$from_line") - $(epoch_ms "$(sql x2 "SELECT pg_postmaster_start_time()")")))
+echo "start-up: 5 calls from before x2 was up, 0 IDs; the first took $first_ms ms, the others $rest_ms ms (median);" \
+  "the first pass refused $pass_ms ms after the postmaster started"
+for port in 56464 56463; do sql c "SELECT citus_remove_node('127.0.0.1', $port)" >/dev/null; done
+server_stop x2
+server_stop x1
+
+step "3f. a fourth server: what it is flagged for, and what it breaks on the coordinator when it cannot issue"
+w3_conf=${SERVER_DIR[w3]}/data/postgresql.conf
+sed -i "/^shared_preload_libraries = 'snowflake,citus'$/d" "$w3_conf" # the page's line again: citus first
+server_start w3
+on_server w3 "$PGB/createdb" app # the rest of setup.sh
+sql w3 "CREATE EXTENSION citus" >/dev/null
+sql c "SELECT citus_add_node('127.0.0.1', 56465)" >/dev/null
+w3_group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 56465")
+check "a server with another epoch: flagged 'epoch differs' once it has its node (its node check retries app every 10 s)" \
+  wait_for 30 eval '[ "$(problems)" = "56460=-,56461=-,56462=-,56465=epoch differs" ]'
+sql w3 "ALTER SYSTEM SET snowflake.node_offset = 1023" >/dev/null
+sql w3 "SELECT pg_reload_conf()" >/dev/null
+check "snowflake.node_offset 1023 puts group $w3_group past the layout's last node: 'node out of range'" \
+  wait_for 10 eval '[ "$(stats_of w3 state)" = "node out of range" ]'
+check "... its calls fail with 55000, naming the offset and the group" grep -q "^ERROR:  55000: snowflake.node_offset 1023 and the number snowflake.node_source gives, $w3_group, make a node outside 0 to 1023" \
+  <<<"$(error_of w3 "SELECT snowflake_nextval()")"
+check "... and it is flagged so" [ "$(problems)" = "56460=-,56461=-,56462=-,56465=node out of range" ]
+# A table in a colocation group of its own, so that some of its shards are on the new server: what fails
+# on the coordinator then is what evaluates the default there.
+sql c "CREATE TABLE late (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n integer);
+  SELECT create_distributed_table('late', 'id', colocate_with => 'none'); INSERT INTO late (n) SELECT g FROM generate_series(1, 100) g" >/dev/null
+# What a worker that cannot issue breaks on the coordinator ($1: the ERROR expected from it).
+coordinator_failures() {
+  local expected=$1 out
+  out=$(error_of c "INSERT INTO late (n) SELECT n FROM late")
+  check "... on the coordinator, INSERT ... SELECT from a distributed table fails there" \
+    eval 'grep -q "$expected" <<<"$out" && grep -q "^CONTEXT:  while executing command on 127.0.0.1:56465" <<<"$out"'
+  out=$(error_of c "ALTER TABLE late ADD COLUMN public_id bigint DEFAULT snowflake_nextval()")
+  check "... and so does ALTER TABLE ... ADD COLUMN ... DEFAULT snowflake_nextval()" \
+    eval 'grep -q "$expected" <<<"$out" && grep -q "^CONTEXT:  while executing command on 127.0.0.1:56465" <<<"$out"'
+  check "... while a single-row INSERT through the coordinator goes on" sql c "INSERT INTO late (n) VALUES (0)"
+}
+coordinator_failures "^ERROR:  55000: snowflake.node_offset 1023"
+sql w3 "ALTER SYSTEM RESET snowflake.node_offset" >/dev/null
+sql w3 "SELECT pg_reload_conf()" >/dev/null
+check "the offset reset, its node is back at the reload" wait_for 10 eval '[ "$(stats_of w3 node)" = $((w3_group + 1)) ]'
+# Another layout (its state file, which records the first one, removed while it is stopped).
+server_stop w3
+rm "${SERVER_DIR[w3]}/data/snowflake.state"
+sed -i '/^snowflake.epoch/d' "$w3_conf"
+echo "snowflake.layout = 'sonyflake'" >>"$w3_conf"
+server_start w3
+check "a server with another layout: flagged 'layout differs'" \
+  wait_for $((2 * interval + 5)) eval '[ "$(problems)" = "56460=-,56461=-,56462=-,56465=layout differs" ]'
+server_stop w3
+sed -i "s/^shared_preload_libraries = 'citus,snowflake'/shared_preload_libraries = 'citus'/" "$w3_conf"
+server_start w3
+check "a server that does not preload snowflake: flagged 'not preloaded'" \
+  [ "$(problems)" = "56460=-,56461=-,56462=-,56465=not preloaded" ]
+coordinator_failures "^ERROR:  55000: snowflake must be loaded via shared_preload_libraries"
+sql c "DROP TABLE late" >/dev/null
+sql w3 "SET citus.enable_ddl_propagation = off; DROP EXTENSION snowflake CASCADE" >/dev/null
+check "a server without the extension: flagged with its error" \
+  [ "$(problems)" = "56460=-,56461=-,56462=-,56465=error: function public.snowflake_stats() does not exist" ]
+server_stop w3
+check "a stopped server: flagged 'unreachable'" [ "$(problems)" = "56460=-,56461=-,56462=-,56465=unreachable" ]
+server_start w3 # removing it drops its copies of the reference tables
+sql c "SELECT citus_remove_node('127.0.0.1', 56465)" >/dev/null
+server_stop w3
+check "the fourth server removed: no problem" [ "$(problems)" = "56460=-,56461=-,56462=-" ]
+
+step "3g. snowflake created before citus (in a database of its own on the coordinator and the first worker)"
+for n in c w1; do on_server $n "$PGB/createdb" early; done
+SERVER_DATABASE=early sql c "CREATE EXTENSION snowflake; CREATE EXTENSION citus" >/dev/null
+SERVER_DATABASE=early sql w1 "CREATE EXTENSION citus" >/dev/null
+SERVER_DATABASE=early sql c "SELECT citus_set_coordinator_host('127.0.0.1', 56460)" >/dev/null
+SERVER_DATABASE=early sql c "SELECT citus_add_node('127.0.0.1', 56461)" >/dev/null
+check "a worker added afterwards gets no snowflake: the check says its function does not exist" [ "$(SERVER_DATABASE=early \
+  problems)" = "56460=-,56461=error: function public.snowflake_stats() does not exist" ]
+SERVER_DATABASE=early sql c "CREATE TABLE firsts (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+  SELECT create_distributed_table('firsts', 'id')" >/dev/null
+check "... until a distributed table whose default calls it brings it" [ "$(SERVER_DATABASE=early sql w1 "
+  SELECT count(*) FROM pg_extension WHERE extname = 'snowflake'")" = 1 ]
+for n in c w1; do sql $n "DROP DATABASE early WITH (FORCE)" >/dev/null; done
+
+step "3h. the load's end"
+wait $load && acknowledged=$(cat "$SERVERS/$SUITE_NAME/load.out") || acknowledged=
+wait $watcher
 check "every pgbench client finished" [ -n "$acknowledged" ]
 read -r rows distinct wrong <<<"$(sql c "SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE (snowflake_parse(id)).node
   IS DISTINCT FROM $node_sql) FROM hits" | tr '|' ' ')"
 check "every acknowledged insert is there: $rows rows, $acknowledged acknowledged" [ "$rows" = "$acknowledged" ]
 check "no duplicate: $distinct distinct IDs in $rows rows" [ "$distinct" = "$rows" ]
 check "every row carries the node of the server it went through" [ "$wrong" = 0 ]
-echo "concurrent: $rows rows, $distinct distinct, in $SECONDS_PER_RUN s ($(sql c "SELECT string_agg(port || ': ' || c, ', '
-  ORDER BY port) FROM (SELECT port, count(*) AS c FROM hits GROUP BY 1) x"))"
+samples=$(wc -l <"$flags")
+check "the node check of the three never flagged anything: $samples samples, each 'ok' on the server's own node" \
+  [ "$samples" -gt 0 -a "$(grep -cvxE '56460 1 ok -|56461 2 ok -|56462 3 ok -' "$flags")" = 0 ]
+check "... and none of them logged a WARNING of snowflake's" not grep -q 'WARNING:  snowflake' "${SERVER_DIR[c]}/log" \
+  "${SERVER_DIR[w1]}/log" "${SERVER_DIR[w2]}/log"
+check "the node check's WARNINGs name node $x1_node alone, x1's and x2's" [ "$(cat "${SERVER_DIR[x1]}/log" "${SERVER_DIR[x2]}/log" |
+  sed -n 's/.*WARNING:  snowflake: node \([0-9]*\) .*/\1/p' | sort -u)" = "$x1_node" ]
+echo "load: $rows rows, $distinct distinct in $LOAD_SECONDS s ($(sql c "SELECT string_agg(port || ': ' || c, ', '
+  ORDER BY port) FROM (SELECT port, count(*) AS c FROM hits GROUP BY 1) x")); $samples samples of the node check, 0 flags;" \
+  "the servers that joined took $((SECONDS - load_start)) s"
 sql c "TRUNCATE hits" >/dev/null
 
-echo "--- 4. a time range on the key, pushed to every shard"
-sql_file c "$HERE/time_range.sql" >/dev/null
+section "4. a time range on the key: each shard's plan as its statistics make it"
+# 20,000 more rows (about 700 a shard), and statistics: the planner of each shard then knows how many
+# rows a range holds.
+sql c "INSERT INTO items (path) SELECT 'time range' FROM generate_series(1, 20000); ANALYZE items, events" >/dev/null
 shards=$(sql c "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'items'::regclass")
-plan=$(sql c "SET citus.explain_all_tasks = on; EXPLAIN (COSTS OFF) $(grep -v '^--' "$HERE/time_range.sql")")
-check "every one of the $shards shards scans its primary key with the ID range as an Index Cond" \
-  [ "$(grep -c 'Index Cond: ((id >= snowflake_range_first_id(' <<<"$plan")" -eq "$shards" -a \
-  "$(grep -cE 'Index (Only )?Scan .*on items_pkey_[0-9]+' <<<"$plan")" -eq "$shards" ]
-check "it counts every row (all made within the hour)" \
-  [ "$(sql c "$(grep -v '^--' "$HERE/time_range.sql")")" = "$(sql c "SELECT count(*) FROM items")" ]
+# The plans of every shard for the query of test/servers/citus/time_range.sql on table $1 over the range $2.
+plans() {
+  sql c "SET citus.explain_all_tasks = on; EXPLAIN (COSTS OFF) $(grep -v '^--' "$HERE/time_range.sql" |
+    sed "s/FROM items/FROM $1/; s/tstzrange(now() - interval '1 day', now() - interval '23 hours')/$2/")"
+}
+day_ago="tstzrange(now() - interval '1 day', now() - interval '23 hours')"
+plan=$(plans items "$day_ago")
+conds=$(grep -c 'Index Cond: ((id >= snowflake_range_first_id(' <<<"$plan")
+scans=$(grep -cE 'Index (Only )?Scan (using|on) items_pkey_[0-9]+' <<<"$plan")
+check "an hour a day ago (no row): each of the $shards shards scans its primary key ($scans) with the ID range as an Index Cond ($conds)" \
+  [ "$conds" -eq "$shards" -a "$scans" -eq "$shards" ]
+plan=$(plans items "tstzrange(now() - interval '1 hour', now())")
+filters=$(grep -c 'Filter: ((id >= snowflake_range_first_id(' <<<"$plan")
+scans=$(grep -c 'Seq Scan on items_' <<<"$plan")
+check "the last hour (every row): each shard reads itself whole ($scans), the ID range as its Filter ($filters)" \
+  [ "$filters" -eq "$shards" -a "$scans" -eq "$shards" ]
+check "... and counts every row" [ "$(sql c "SELECT count(*) FROM items WHERE id <@ tstzrange(now() - interval '1 hour', now())")" = \
+  "$(sql c "SELECT count(*) FROM items")" ]
+scans=$(grep -c 'Seq Scan on events_' <<<"$(plans events "$day_ago")")
+check "on shards of about 30 rows (events: 1,000), an hour a day ago is a Seq Scan too ($scans)" [ "$scans" -eq "$shards" ]
+check "the page's query counts no row a day ago" [ "$(sql_file c "$HERE/time_range.sql")" = 0 ]
 
-echo "--- 5. a shard move under inserts"
+section "5. a shard move under inserts"
 shard=$(sql c "SELECT min(s.shardid) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
   JOIN pg_dist_node d ON d.groupid = p.groupid WHERE s.logicalrelid = 'items'::regclass AND d.nodeport = 56461")
 bench c 2 "$HERE/move.pgbench" >"$SERVERS/$SUITE_NAME/move.out" &
@@ -283,7 +619,7 @@ check "snowflake_node_origins() on the distributed table says it cannot tell" \
 check "... points to snowflake_cluster_nodes()" grep -q '^HINT:  Run SELECT \* FROM snowflake_cluster_nodes()' <<<"$out"
 check "... and leaves shared_node NULL" [ "$(tail -1 <<<"$out")" = 0 ]
 
-echo "--- 6. converting a distribution column; the limits of UPDATE and colocation; backfilling"
+section "6. converting a distribution column; the limits of UPDATE and colocation; backfilling"
 sql_file c "$HERE/legacy.sql" >/dev/null
 out=$(error_of c "SELECT snowflake_convert_column('legacy', 'id')")
 check "snowflake_convert_column() on a distribution column: 0A000, naming it" grep -q \
@@ -337,66 +673,14 @@ check "run_command_on_shards(... UPDATE ...) fills the 50 gaps with distinct IDs
   SELECT count(public_id) = count(*) AND count(DISTINCT public_id) = count(*) FROM items")$(sql c "
   SELECT bool_and((snowflake_parse(public_id)).node IN (2, 3)) FROM items WHERE path = 'no public id'")" = tt ]
 
-echo "--- 7. the node check"
-set_node w2 2
-out=$(sql c "SELECT count(*) FROM snowflake_cluster_nodes()" 2>&1)
-check "two workers on node 2: both flagged 'shared node', the coordinator not" \
-  [ "$(problems)" = "56460=-,56461=shared node,56462=shared node" ]
-check "... with a WARNING naming them" grep -q \
-  'WARNING:  snowflake.node 2 is used by more than one server: 127.0.0.1:56461, 127.0.0.1:56462' <<<"$out"
-sql c "SELECT server, role, node, state, problem FROM snowflake_cluster_nodes()" 2>/dev/null | sed 's/^/node check: /'
-acknowledged=$(bench_on "w1 w2" 4 "$HERE/insert.pgbench") || acknowledged=
-read -r rows distinct <<<"$(sql c "SELECT count(*), count(DISTINCT id) FROM hits" | tr '|' ' ')"
-check "what the flag prevents: $rows rows from both workers in $SECONDS_PER_RUN s hold only $distinct distinct IDs" \
-  [ "$rows" = "$acknowledged" -a "$distinct" -lt "$rows" ]
-echo "shared node: $rows rows, $distinct distinct IDs, $((rows - distinct)) duplicates"
-set_node w2 -1
-check "a worker with no node: flagged 'node unset'" [ "$(problems)" = "56460=-,56461=-,56462=node unset" ]
-check "... where an insert fails (55000)" grep -q '^ERROR:  55000: snowflake.node is not set' \
-  <<<"$(error_of w2 "INSERT INTO items (path) VALUES ('no node')")"
-check "... while inserts through the coordinator go on" sql c "INSERT INTO items (path) VALUES ('no node on a worker')"
-set_node w2 3
-check "node 3 again: no problem" [ "$(problems)" = "56460=-,56461=-,56462=-" ]
-# A fourth server, first with Discord's epoch: its own node, but IDs that decode to other times. It
-# tries snowflake before citus in shared_preload_libraries first, which Citus refuses.
-server_init w3 56463 "${CONF[@]}" "snowflake.node = 4" "snowflake.epoch = 1420070400000"
-w3_conf=${SERVER_DIR[w3]}/data/postgresql.conf
-sed -i "s/^shared_preload_libraries = 'citus,snowflake'/shared_preload_libraries = 'snowflake,citus'/" "$w3_conf"
-check "shared_preload_libraries = 'snowflake,citus' does not start: Citus has to be loaded first" \
-  eval 'server_start w3 >/dev/null 2>&1; grep -q "Citus has to be loaded first" "${SERVER_DIR[w3]}/log"'
-sed -i "s/^shared_preload_libraries = 'snowflake,citus'/shared_preload_libraries = 'citus,snowflake'/" "$w3_conf"
-server_start w3
-sql w3 "CREATE EXTENSION citus" >/dev/null
-sql c "SELECT citus_add_node('127.0.0.1', 56463)" >/dev/null
-check "a server with another epoch: flagged 'epoch differs'" [ "$(problems)" = "56460=-,56461=-,56462=-,56463=epoch differs" ]
-# Another layout (its state file, which records the first one, removed while it is stopped).
-server_stop w3
-rm "${SERVER_DIR[w3]}/data/snowflake.state"
-sed -i '/^snowflake.epoch/d' "$w3_conf"
-echo "snowflake.layout = 'sonyflake'" >>"$w3_conf"
-server_start w3
-check "a server with another layout: flagged 'layout differs'" [ "$(problems)" = "56460=-,56461=-,56462=-,56463=layout differs" ]
-server_stop w3
-sed -i "s/^shared_preload_libraries = 'citus,snowflake'/shared_preload_libraries = 'citus'/" "$w3_conf"
-server_start w3
-check "a server that does not preload snowflake: flagged 'not preloaded'" \
-  [ "$(problems)" = "56460=-,56461=-,56462=-,56463=not preloaded" ]
-sql w3 "SET citus.enable_ddl_propagation = off; DROP EXTENSION snowflake CASCADE" >/dev/null
-check "a server without the extension: flagged with its error" \
-  [ "$(problems)" = "56460=-,56461=-,56462=-,56463=error: function public.snowflake_stats() does not exist" ]
-server_stop w3
-check "a stopped server: flagged 'unreachable'" [ "$(problems)" = "56460=-,56461=-,56462=-,56463=unreachable" ]
-sql c "SELECT citus_remove_node('127.0.0.1', 56463)" >/dev/null
-check "the fourth server removed: no problem" [ "$(problems)" = "56460=-,56461=-,56462=-" ]
-
-echo "--- 8. the docs' Citus statements are the ones this suite ran"
+section "7. the docs' Citus statements and set-up are the ones this suite ran"
 MARKER='<!-- not run: needs a Citus cluster; test/servers/citus.sh runs it -->'
 # Each file of $HERE as one line: its trimmed non-blank lines, each followed by a unit separator.
-sources=$(for f in "$HERE"/*.sql; do awk '{gsub(/^[ \t]+|[ \t]+$/, "")} NF {printf "\037%s", $0} END {print "\037"}' "$f"; done)
-# The ```sql blocks of docs/citus.md that follow the marker, one per line in the same form.
+sources=$(for f in "$HERE"/*.sql "$HERE"/*.sh; do awk '{gsub(/^[ \t]+|[ \t]+$/, "")} NF {printf "\037%s", $0} END {print "\037"}' "$f"; done)
+# The ```sql blocks of docs/citus.md that follow the marker, and every ```sh block, one per line in the same form.
 blocks=$(awk -v marker="$MARKER" '
   $0 == marker {armed = 1; next}
-  armed && /^```sql$/ {inblock = 1; line = ""; next}
+  (armed && /^```sql$/) || /^```sh$/ {inblock = 1; line = ""; next}
   inblock && /^```$/ {print line "\037"; inblock = 0; armed = 0; next}
   inblock {gsub(/^[ \t]+|[ \t]+$/, ""); if (NF) line = line "\037" $0; next}
   NF {armed = 0}' "$ROOT/docs/citus.md")
@@ -404,12 +688,12 @@ count=0 missing=0
 while IFS= read -r block; do
   [ -n "$block" ] || continue
   count=$((count + 1))
-  grep -qF -- "$block" <<<"$sources" || { echo "not in test/servers/citus/*.sql: $(tr '\037' '\n' <<<"$block")"; missing=1; }
+  grep -qF -- "$block" <<<"$sources" || { echo "not in test/servers/citus/: $(tr '\037' '\n' <<<"$block")"; missing=1; }
 done <<<"$blocks"
-check "docs/citus.md has blocks marked as needing a Citus cluster ($count)" [ "$count" -gt 0 ]
+check "docs/citus.md has blocks marked as needing a Citus cluster, and shell blocks ($count)" [ "$count" -gt 0 ]
 check "each of them stands, line for line, in a file of test/servers/citus/ that this suite ran" [ "$missing" = 0 ]
 
-echo "--- 9. a function planted in public and the node check"
+section "8. a function planted in public and the node check"
 # Each server runs the probe on a new connection with the role's own search_path. The planted
 # function takes the probe's argument types exactly, so it beats pg_catalog's VARIADIC "any" one.
 PLANT='CREATE FUNCTION public.json_build_object(text, integer, text, text, text, timestamptz, text, text)
@@ -439,5 +723,7 @@ for n in c w1 w2; do
     timestamptz, text, text); REVOKE CREATE ON SCHEMA public FROM planter; DROP ROLE planter" >/dev/null
 done
 
+section "end"
+printf 'section times: %s\n' "${SECTION_TIMES[@]}"
 [ "$failures" -eq 0 ] && PASSED=1
 finish

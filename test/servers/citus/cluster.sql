@@ -4,4 +4,3 @@ SELECT citus_set_coordinator_host('127.0.0.1', 56460);
 SELECT citus_add_node('127.0.0.1', 56461);
 CREATE EXTENSION snowflake;
 SELECT citus_add_node('127.0.0.1', 56462);
-SELECT * FROM snowflake_cluster_nodes();
