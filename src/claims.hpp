@@ -8,8 +8,9 @@
 //   is on a new timeline), how people reach it (host name and port), since
 //   when it issues under that node (kept across restarts while the node stays
 //   the same), and a heartbeat. Logical replication carries the rows to the
-//   peers like any table; on Citus, each server asks every other for its rows
-//   through run_command_on_all_nodes.
+//   peers like any table (each renewal deletes the row and inserts it whole,
+//   so a subscriber that lacked it gets it); on Citus, each server asks every
+//   other for its rows through run_command_on_all_nodes.
 // - The worker "snowflake node check" connects to that database and, every
 //   snowflake.node_check_interval, renews its claim and reads every live
 //   claim (a heartbeat within three intervals and 10 s) on its node by another
