@@ -243,6 +243,8 @@ declare_suite multimaster-pglogical 'pg<=15' "two servers replicating both ways 
   bash "$ROOT/test/servers/multimaster.sh" pglogical
 declare_suite multimaster-native 'pg>=16' "two servers replicating both ways (origin = none); the node check" \
   bash "$ROOT/test/servers/multimaster.sh" native
+declare_suite one-way-native host "two writers and an aggregator that writes, one way: the node check's claims" \
+  bash "$ROOT/test/servers/one_way.sh"
 declare_suite node-sources all "each snowflake.node_source, the offset and every problem, on real servers" \
   bash "$ROOT/test/servers/node_sources.sh"
 declare_suite node-file all "each member's node in a file, through pg_basebackup and pg_rewind" \
