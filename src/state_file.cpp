@@ -138,6 +138,13 @@ void note_errno(int *failed_errno) {
 		*failed_errno = errno;
 }
 
+// Closes fd, keeping errno as the failure before it set it (a close after a failed write or fsync).
+void close_keeping_errno(int fd) {
+	const int saved = errno;
+	close(fd);
+	errno = saved;
+}
+
 // Reports a failed step of creating the file at elevel, errno (saved first where the caller asked
 // for it) naming why; removes the file written aside when there is one. Returns false.
 bool creation_failed(int elevel, int *failed_errno, const char *what, const char *path, const char *aside) {
@@ -183,15 +190,11 @@ bool create_state(const Image &image, int elevel, int *failed_errno) {
 	if (write(fd, &image, sizeof(image)) != static_cast<ssize_t>(sizeof(image))) {
 		if (errno == 0)
 			errno = ENOSPC; // a short write without errno means a full disk
-		const int saved = errno;
-		close(fd);
-		errno = saved;
+		close_keeping_errno(fd);
 		return creation_failed(elevel, failed_errno, "write file", aside, aside);
 	}
 	if (pg_fsync(fd) != 0) {
-		const int saved = errno;
-		close(fd);
-		errno = saved;
+		close_keeping_errno(fd);
 		return creation_failed(elevel, failed_errno, "fsync file", aside, aside);
 	}
 	if (close(fd) != 0)
@@ -208,9 +211,7 @@ bool create_state(const Image &image, int elevel, int *failed_errno) {
 	if (dir_fd < 0)
 		return creation_failed(elevel, failed_errno, "open directory", dir, nullptr);
 	if (pg_fsync(dir_fd) != 0) {
-		const int saved = errno;
-		close(dir_fd);
-		errno = saved;
+		close_keeping_errno(dir_fd);
 		return creation_failed(elevel, failed_errno, "fsync directory", dir, nullptr);
 	}
 	close(dir_fd);
@@ -296,17 +297,13 @@ bool write_state(const StateRecord &record, int elevel, int *failed_errno) {
 	if (pwrite(fd, &image, sizeof(image), 0) != static_cast<ssize_t>(sizeof(image))) {
 		if (errno == 0)
 			errno = ENOSPC;
-		const int write_errno = errno;
-		close(fd);
-		errno = write_errno;
+		close_keeping_errno(fd);
 		note_errno(failed_errno);
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kStateFile)));
 		return false;
 	}
 	if (pg_fsync(fd) != 0) {
-		const int fsync_errno = errno;
-		close(fd);
-		errno = fsync_errno;
+		close_keeping_errno(fd);
 		note_errno(failed_errno);
 		// Nothing counts on this write: the next one rewrites the whole record and fsyncs it again.
 		ereport(elevel, (errcode_for_file_access(), errmsg("could not fsync file \"%s\": %m", kStateFile)));

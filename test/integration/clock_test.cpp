@@ -2,7 +2,10 @@
 // snowflake_inject_clock_offset(): steps of 10 ms, 900 ms and 10 s while four
 // connections generate (no duplicate or decrease, 58000 beyond the drift
 // bound), a clock held behind the last ID while a call waits (it gives up with
-// 58000 instead of spinning), and a waiting call cancelled by the client.
+// 58000 instead of spinning), a step back of 30 s while calls wait a few
+// hundred microseconds for the next tick (0.4.0 spun on the wall clock until
+// it came back, about 46 s: the call now ends at once), and a waiting call
+// cancelled by the client.
 #include "server.hpp"
 
 #include <gtest/gtest.h>
@@ -168,6 +171,41 @@ TEST(ClockFaults, StepsBackWhileFourConnectionsGenerate) {
 		EXPECT_EQ(errors[p] > 0, beyond_bound) << "offset " << offsets[p];
 		EXPECT_EQ(ok[p] > 0, !beyond_bound) << "offset " << offsets[p];
 	}
+}
+
+TEST(ClockFaults, AStepBackDuringAShortWaitEndsTheCallAtOnce) {
+	// No borrowing: every block after the first of a tick waits for the next tick, less than a
+	// millisecond, and nearly all the statement's time is such waits (with borrowing, 0.4.0 spent it
+	// writing a reservation a tick instead, and the step back fell between writes).
+	Server server("short_wait_step", {kPreload, "snowflake.node = 27", "snowflake.fault_injection = on",
+	                                  "snowflake.max_clock_drift = 0"});
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		exec(conn, {"CREATE EXTENSION snowflake"});
+	}
+	std::string sqlstate = "none";
+	std::atomic<bool> ended{false};
+	std::chrono::steady_clock::time_point ended_at;
+	std::thread caller([&] {
+		pqxx::connection conn = server.connect();
+		sqlstate = sqlstate_of(conn, "SELECT count(snowflake_nextval_block(4096)) FROM generate_series(1, 20000)");
+		ended_at = std::chrono::steady_clock::now();
+		ended = true;
+	});
+	std::this_thread::sleep_for(3s); // the statement takes a tick a block: about 17 s more
+	pqxx::connection conn = server.connect();
+	const bool still_running = !ended;
+	const auto stepped_at = std::chrono::steady_clock::now();
+	exec(conn, {"SELECT snowflake_inject_clock_offset(-30000)"});
+	caller.join();
+	const double after_s = std::chrono::duration<double>(ended_at - stepped_at).count();
+	std::cout << "  clock stepped back 30 s under a loop of whole-tick blocks: the call ended " << after_s
+	          << " s later with SQLSTATE " << (sqlstate.empty() ? "none" : sqlstate) << "\n";
+	ASSERT_TRUE(still_running) << "the statement ended before the clock stepped back";
+	EXPECT_EQ(sqlstate, "58000");
+	EXPECT_LT(after_s, 5.0) << "the call went on long after the step";
+	EXPECT_TRUE(server.wait_for_log("system clock is", 5s));
 }
 
 } // namespace

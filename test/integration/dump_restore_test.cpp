@@ -96,7 +96,8 @@ TEST(DumpRestore, RoundTripIntoAFreshServerOnTheSameNode) {
 	// Each B-tree index against its table: every row indexed, under the key its expression gives now.
 	exec(dst, {"CREATE EXTENSION amcheck"});
 	EXPECT_EQ(query_int(dst, "SELECT count(*) FROM (SELECT bt_index_check(i.indexrelid, true) FROM pg_index i JOIN "
-	                         "pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = 'public'::regnamespace) AS c"),
+	                         "pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = 'public'::regnamespace AND NOT "
+	                         "EXISTS (SELECT FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'e')) AS c"),
 	          5);
 	// The expression index answers a time query, with the rows the source counted.
 	EXPECT_EQ(query_int(dst, kByTime), orders_by_time);

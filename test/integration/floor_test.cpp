@@ -23,16 +23,15 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-// Raises snowflake.max_clock_drift to 1 min and reloads, so that a clock behind the floor borrows
-// over it; then the smallest of n new IDs.
-long long lowest_after_raising_the_bound(pqxx::connection &conn, int n) {
+// Raises snowflake.max_clock_drift on server to 1 min and reloads, so that a clock behind the floor
+// borrows over it; then the smallest of n new IDs on conn.
+long long lowest_after_raising_the_bound(const Server &server, pqxx::connection &conn, int n) {
 	{
 		pqxx::nontransaction outside{conn};
 		outside.exec("ALTER SYSTEM SET snowflake.max_clock_drift = '1min'");
 		outside.exec("SELECT pg_reload_conf()");
 	}
-	EXPECT_TRUE(wait_until(
-	    [&] { return query_int(conn, "SELECT (current_setting('snowflake.max_clock_drift') = '1min')::int") == 1; }, 10s));
+	EXPECT_TRUE(server.wait_for_setting("snowflake.max_clock_drift", "1min"));
 	return query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, " + std::to_string(n) + ")");
 }
 
@@ -62,7 +61,7 @@ TEST(Floors, ACopyPutBackAfterACleanStopNeverLowersTheFloor) {
 	EXPECT_EQ(query_int(conn, "SELECT (state = 'clock behind' AND detail LIKE '%did not write at its last clean "
 	                          "shutdown%')::int FROM snowflake_state()"),
 	          1);
-	const long long lowest = lowest_after_raising_the_bound(conn, 20000);
+	const long long lowest = lowest_after_raising_the_bound(server, conn, 20000);
 	EXPECT_GT(lowest, high) << "an ID repeats one issued after the copy was taken";
 }
 
@@ -117,7 +116,7 @@ TEST(Floors, AnotherClustersFileGivesNoLowerFloorThanNoFile) {
 	{
 		pqxx::connection conn = a.connect();
 		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "58000");
-		const long long lowest = lowest_after_raising_the_bound(conn, 2000);
+		const long long lowest = lowest_after_raising_the_bound(a, conn, 2000);
 		EXPECT_GT(lowest, high) << "an ID repeats one A issued before B's file was copied in";
 	}
 	a.stop("immediate");

@@ -129,8 +129,7 @@ TEST(StateFile, ALinkToNothingInItsPlaceIsRefusedNeverReplaced) {
 		outside.exec("ALTER SYSTEM SET snowflake.max_clock_drift = '2min'");
 		outside.exec("SELECT pg_reload_conf()");
 	}
-	ASSERT_TRUE(wait_until(
-	    [&] { return query_int(conn, "SELECT (current_setting('snowflake.max_clock_drift') = '2min')::int") == 1; }, 10s));
+	ASSERT_TRUE(server.wait_for_setting("snowflake.max_clock_drift", "2min"));
 	const long long lowest = query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, 20000)");
 	EXPECT_GT(lowest, high) << "an ID repeats one issued before the volume went away";
 	EXPECT_TRUE(std::filesystem::is_symlink(file));
