@@ -26,18 +26,18 @@ ETCD=56410
 rm -rf "$TOP" && mkdir -p "$TOP" && chmod 755 "$BUILD" "$SERVERS" && chown postgres "$TOP"
 
 # Starts a command as postgres in the background, output to $TOP/$1.log, PID in $TOP/$1.pid; with
-# HOST set, in a UTS namespace of its own whose host name is $HOST.
+# SPAWN_HOST set, in a UTS namespace of its own whose host name is $SPAWN_HOST.
 spawn() {
   local name=$1 uts=()
   shift
-  [ -z "${HOST:-}" ] || uts=(unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' - "$HOST")
+  [ -z "${SPAWN_HOST:-}" ] || uts=(unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' - "$SPAWN_HOST")
   (cd "$ROOT" && "${uts[@]}" runuser -u postgres -- \
     bash -c '"$@" </dev/null >>'"$TOP/$name.log"' 2>&1 & echo $! >'"$TOP/$name.pid" spawn "$@")
 }
 
 # Starts member $1's Patroni (m1 to m3) on host pg-1 to pg-3.
 spawn_member() {
-  HOST=pg-${1#m} spawn "$1" patroni "$TOP/$1.yml"
+  SPAWN_HOST=pg-${1#m} spawn "$1" patroni "$TOP/$1.yml"
 }
 
 # Stops the process spawned as $1 (TERM, then KILL after 30 s); Patroni stops its PostgreSQL first.
@@ -98,6 +98,8 @@ sql m1 "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval())" >/
 # Member $1's node, and where it came from.
 node_of() { sql "$1" "SELECT node || ' from ' || node_source FROM snowflake_stats()"; }
 for m in m1 m2 m3; do echo "$m: port ${SERVER_PORT[$m]}, node $(node_of $m)"; done
+# The node check's first pass after CREATE EXTENSION, within its interval, claims m1's node.
+check "m1's node check claims its node" wait_for 15 node_check_is m1 ok
 CLEANUPS=("stop_watching" "${CLEANUPS[@]}")
 watch_checks m1 m2 m3
 
@@ -174,7 +176,7 @@ backwards=$(awk -F'|' '($2 in last) && (length($1) < length(last[$2]) || (length
 check "on each node, every ID above the ones acknowledged before it" [ "$backwards" -eq 0 ]
 for n in 1 2 3; do
   check "m$n is on node $n, from its host name" [ "$(node_of m$n)" = "$n from host name pg-$n" ]
-  check "m$n's node check raised nothing in $(samples m$n) samples over the run (ok, standby, or down)" \
+  check "m$n's node check raised nothing in $(samples m$n) samples over the run (ok, standby, starting or down)" \
     [ "$(samples m$n)" -gt 0 -a "$(flagged m$n 'ok|standby|starting|down')" -eq 0 ]
   # Patroni's output holds its postmaster's log.
   check "m$n's log has its postmaster's lines, none of a node conflict or a failed node check" \
