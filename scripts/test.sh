@@ -239,10 +239,12 @@ declare_suite integration all "libpqxx against real servers: crashes, clocks, st
   integration
 declare_suite clients all "drivers, ORMs, pgbouncer, the exporter (matrix: $CLIENTS_MATRIX_PARTS)" clients
 declare_suite bench all "the benchmarks in quick mode, asserting nothing about speed (matrix: no slow_disk)" bench
-declare_suite multimaster-pglogical 'pg<=15' "two servers replicating both ways through pglogical" \
+declare_suite multimaster-pglogical 'pg<=15' "two servers replicating both ways through pglogical; the node check" \
   bash "$ROOT/test/servers/multimaster.sh" pglogical
-declare_suite multimaster-native 'pg>=16' "two servers replicating both ways (origin = none)" \
+declare_suite multimaster-native 'pg>=16' "two servers replicating both ways (origin = none); the node check" \
   bash "$ROOT/test/servers/multimaster.sh" native
+declare_suite one-way-native host "two writers and an aggregator that writes, one way: the node check's claims" \
+  bash "$ROOT/test/servers/one_way.sh"
 declare_suite node-sources all "each snowflake.node_source, the offset and every problem, on real servers" \
   bash "$ROOT/test/servers/node_sources.sh"
 declare_suite node-file all "each member's node in a file, through pg_basebackup and pg_rewind" \

@@ -233,6 +233,8 @@ const char *node_check_text(NodeCheck check) noexcept {
 		return "no extension";
 	case NodeCheck::Failing:
 		return "failing";
+	case NodeCheck::Standby:
+		return "standby";
 	case NodeCheck::Ok:
 		return "ok";
 	case NodeCheck::Refusing:

@@ -8,14 +8,16 @@
 //   is on a new timeline), how people reach it (host name and port), since
 //   when it issues under that node (kept across restarts while the node stays
 //   the same), and a heartbeat. Logical replication carries the rows to the
-//   peers like any table; on Citus, each server asks every other for its rows
-//   through run_command_on_all_nodes.
+//   peers like any table (each renewal deletes the row and inserts it whole,
+//   so a subscriber that lacked it gets it); on Citus, each server asks every
+//   other for its rows through run_command_on_all_nodes.
 // - The worker "snowflake node check" connects to that database and, every
 //   snowflake.node_check_interval, renews its claim and reads every live
 //   claim (a heartbeat within three intervals and 10 s) on its node by another
 //   server; claims of its own past (an earlier timeline of its cluster, or its
 //   name with a heartbeat from before it started) are not another's. For
-//   snowflake.node_source = 'citus' it first reads the group (node.hpp).
+//   snowflake.node_source = 'citus' it first reads the group (node.hpp). It
+//   runs once recovery is done: a standby claims nothing until it is promoted.
 // - A conflict: the server that claimed the node later refuses IDs (SQLSTATE
 //   SN001, with the other server named) under snowflake.node_conflict =
 //   'refuse', by refusing its node (node.hpp: the hot path is untouched); the
@@ -43,6 +45,7 @@ enum class NodeCheck : uint32_t {
 	Starting,    // no pass yet since the worker started
 	NoExtension, // the database of the node check has no snowflake extension: nothing to claim with
 	Failing,     // the last pass raised an error (report: its message)
+	Standby,     // a standby, where the worker does not run: it issues nothing, so it claims nothing
 	Ok,          // no other live claim on this server's node
 	Refusing,    // another server claimed the node first: this one refuses (report: the other)
 	Warning,     // another server claims the node too, and this one keeps issuing (report: the other)

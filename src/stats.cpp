@@ -81,6 +81,8 @@ Stats read_stats() {
 	snap.caller_waits = static_cast<int64_t>(pg_atomic_read_u64(&state.caller_waits));
 	snap.configured = configured_node(state);
 	snap.check = node_check_report(state, snap.check_report);
+	if (RecoveryInProgress()) // no worker runs during recovery: a standby claims nothing
+		snap.check = NodeCheck::Standby;
 	snap.check_at_us = static_cast<int64_t>(pg_atomic_read_u64(&state.check_at_us));
 
 	// Whether a call could issue an ID now: the checks it makes first, then the step it would take,

@@ -32,18 +32,22 @@ DECLARE
   ext_schema name;
   probe text;
   me record;
+  prior record;
   citus_cluster boolean := false;
 BEGIN
   SELECT n.nspname INTO ext_schema
   FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
-  -- Since when this server issues under the node: kept while the node stays the same.
+  -- The claim is written whole at every renewal, deleted and inserted again, never updated: logical
+  -- replication skips an UPDATE of a row the subscriber lacks (a subscription made after the claim
+  -- was first written, with copy_data = false), so a peer gets the row at the next renewal. Since
+  -- when this server issues under the node is kept while the node stays the same.
   EXECUTE format($q$
-    INSERT INTO %I.snowflake_node_claims AS c (system_identifier, timeline, node, server, started_at, heartbeat)
-    VALUES ($1, $2, $3, $4, now(), now())
-    ON CONFLICT (system_identifier, timeline) DO UPDATE
-      SET node = excluded.node, server = excluded.server, heartbeat = excluded.heartbeat,
-          started_at = CASE WHEN c.node = excluded.node THEN c.started_at ELSE excluded.started_at END$q$,
-    ext_schema) USING system_identifier, timeline, node, server;
+    DELETE FROM %I.snowflake_node_claims c WHERE c.system_identifier = $1 AND c.timeline = $2
+    RETURNING c.node, c.started_at$q$, ext_schema) INTO prior USING system_identifier, timeline;
+  EXECUTE format($q$
+    INSERT INTO %I.snowflake_node_claims (system_identifier, timeline, node, server, started_at, heartbeat)
+    VALUES ($1, $2, $3, $4, CASE WHEN $5 = $3 THEN $6 ELSE now() END, now())$q$,
+    ext_schema) USING system_identifier, timeline, node, server, prior.node, prior.started_at;
   SELECT snowflake_claim_node.system_identifier AS sid, snowflake_claim_node.timeline AS tli,
          snowflake_claim_node.server AS name, snowflake_claim_node.started AS since INTO me;
   RETURN QUERY EXECUTE format($q$

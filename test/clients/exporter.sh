@@ -2,11 +2,11 @@
 # The monitoring recipe (docs/monitoring.md), run by test/clients/run.sh against its server
 # (PGHOST/PGPORT): Debian's prometheus-postgres-exporter with docs/monitoring/postgres-exporter.yml,
 # connecting as a pg_monitor role, scraped on 127.0.0.1:$EXPORTER_PORT. Asserts the snowflake
-# series, the 0/1 gauge in both states, leads never negative, that every series the alert rules
-# (docs/monitoring/alerts.yml) use is scraped, and that the rules fire where they should
-# (promtool test rules alerts_test.yml, from Debian's prometheus). Then docs/monitoring.md's
-# rewrite of the file for an extension in another schema, scraped from a database whose
-# extension lives in schema monitoring. Stops the exporters by PID.
+# series, the 0/1 gauge in both states, the node check's series, leads never negative, that every
+# series the alert rules (docs/monitoring/alerts.yml) use is scraped, and that the rules fire where
+# they should (promtool test rules alerts_test.yml, from Debian's prometheus). Then
+# docs/monitoring.md's rewrite of the file for an extension in another schema, scraped from a
+# database whose extension lives in schema monitoring. Stops the exporters by PID.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DOCS=$HERE/../../docs/monitoring
@@ -16,6 +16,11 @@ psql_() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 
 psql_ -c "DROP ROLE IF EXISTS snowflake_exporter" -c "CREATE ROLE snowflake_exporter LOGIN IN ROLE pg_monitor"
 psql_ -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)" >/dev/null
+# The node check's first pass after CREATE EXTENSION, within its interval (5 s), claims the node.
+for _ in $(seq 1 100); do
+  [ "$(psql_ -c "SELECT node_check FROM snowflake_stats()")" = ok ] && break
+  sleep 0.1
+done
 
 exporters=()
 trap 'for pid in "${exporters[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
@@ -60,6 +65,9 @@ check "the first reservation, written by a call, is counted" \
   '[ "$(printf "%.0f" "$(value snowflake_caller_writes "$ok")")" -ge 1 ] && [ -n "$(value snowflake_renewals "$ok")" ]'
 check "runs_out_seconds is decades away" '[ "$(printf "%.0f" "$(value snowflake_runs_out_seconds "$ok")")" -gt 1000000000 ]'
 check "state_seconds says how long the state has held" '[ "$(printf "%.0f" "$(value snowflake_state_seconds "$ok")")" -ge 0 ]'
+line=$(grep '^snowflake_node_check_conflict{' <<<"$ok" || true)
+check "node_check_conflict is 0, labelled node_check ok, node 7" \
+  '[ "${line##* }" = 0 ] && [[ $line == *node_check=\"ok\"* && $line == *node=\"7\"* ]]'
 
 # A reason to refuse (this node reserved for backfill): the gauge drops to 0 and the label says why.
 psql_ -c "ALTER SYSTEM SET snowflake.backfill_node = 7" -c "SELECT pg_reload_conf()" >/dev/null
