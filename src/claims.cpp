@@ -97,12 +97,14 @@ void read_citus_group(SharedState &state) {
 	publish_citus_group(state, group, group == 0 && !listed ? NodeProblem::CitusNotInCluster : NodeProblem::None);
 }
 
-// Renews this server's claim on node and finds the earliest live claim on it by another server, if any.
-bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &rival) {
+// Renews this server's claim on node and reads the claims on it by other servers: the earliest live one
+// into rival (true when there is one), and the Citus servers that could not be asked, with their
+// errors, into unasked ("" when none).
+bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &rival, char (&unasked)[192]) {
 	const int64_t stale_s = 3 * int64_t{node_check_interval_s} + 10;
 	const char *query = psprintf("SELECT claimant, (pg_catalog.date_part('epoch', claimed_at) * 1000000)::pg_catalog.int8, "
 	                             "identity FROM %s.snowflake_claim_node($1, $2, $3, $4, $5, $6) "
-	                             "ORDER BY claimed_at, identity LIMIT 1",
+	                             "ORDER BY claimed_at NULLS LAST, identity",
 	                             schema);
 	Oid types[6] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID};
 	Datum values[6] = {Int32GetDatum(node),
@@ -111,14 +113,24 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &r
 	                   Int32GetDatum(self.timeline),
 	                   Int32GetDatum(static_cast<int32>(stale_s)),
 	                   TimestampTzGetDatum(PgStartTime)};
-	if (SPI_execute_with_args(query, 6, types, values, nullptr, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(query, 6, types, values, nullptr, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "snowflake: the node check's query failed");
-	if (SPI_processed == 0)
-		return false;
-	strlcpy(rival.server, text_at(0, 1), sizeof(rival.server));
-	rival.started_us = strtoll(text_at(0, 2), nullptr, 10);
-	strlcpy(rival.identity, text_at(0, 3), sizeof(rival.identity));
-	return true;
+	bool found = false;
+	unasked[0] = '\0';
+	for (uint64 r = 0; r < SPI_processed; ++r) {
+		const int i = static_cast<int>(r);
+		if (*text_at(i, 3) == '\0') { // a server that could not be asked: its name and error
+			if (unasked[0] != '\0')
+				strlcat(unasked, "; ", sizeof(unasked));
+			strlcat(unasked, text_at(i, 1), sizeof(unasked));
+		} else if (!found) {
+			strlcpy(rival.server, text_at(i, 1), sizeof(rival.server));
+			rival.started_us = strtoll(text_at(i, 2), nullptr, 10);
+			strlcpy(rival.identity, text_at(i, 3), sizeof(rival.identity));
+			found = true;
+		}
+	}
+	return found;
 }
 
 // This server's own claim's start, Unix µs (renewed by earliest_rival()).
@@ -152,13 +164,17 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	}
 	const Self self = self_of(state);
 	Rival rival{};
-	if (!earliest_rival(schema, self, node, rival)) {
+	char unasked[192];
+	if (!earliest_rival(schema, self, node, rival, unasked)) {
 		refuse_node(state, -1);
-		return NodeCheck::Ok;
+		if (unasked[0] == '\0')
+			return NodeCheck::Ok;
+		snprintf(report, sizeof(report), "could not ask %s", unasked);
+		return NodeCheck::Incomplete;
 	}
 	const int64_t mine = own_claim_started_us(schema, self);
 	const bool later = rival.started_us < mine || (rival.started_us == mine && strcmp(rival.identity, self.identity) < 0);
-	snprintf(report, sizeof(report), "%s (%s), on node %d since %s", rival.server, rival.identity, node,
+	snprintf(report, sizeof(report), "%s (%s), since %s", rival.server, rival.identity,
 	         timestamptz_to_str(unix_ms_to_timestamptz(rival.started_us / 1000)));
 	const bool refuse = later && static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
 	refuse_node(state, refuse ? node : -1);
@@ -181,6 +197,10 @@ void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node) 
 		                  errhint("Give one of them a node of its own and reload its configuration.")));
 	else if (now == NodeCheck::Failing)
 		ereport(LOG, (errmsg("snowflake: the node check failed: %s", report)));
+	else if (now == NodeCheck::Incomplete)
+		ereport(LOG, (errmsg("snowflake: the node check %s, so it cannot tell whether they share this server's "
+		                     "node",
+		                     report)));
 	else if (was == NodeCheck::Refusing || was == NodeCheck::Warning)
 		ereport(LOG, (errmsg("snowflake: no other server claims this server's node any more")));
 }
@@ -241,6 +261,8 @@ const char *node_check_text(NodeCheck check) noexcept {
 		return "node conflict: refusing";
 	case NodeCheck::Warning:
 		return "node conflict";
+	case NodeCheck::Incomplete:
+		return "incomplete";
 	}
 	return "unknown";
 }
@@ -282,6 +304,9 @@ void raise_node_conflict(SharedState &state, int32_t node) {
 
 void check_nodes() {
 	SharedState &state = preloaded(); // inherited from the postmaster, which created it
+	// A claim's commit does not wait for a synchronous standby: one that stalls would stop the
+	// renewals, and a claim gone stale to its peers could lift a refusal.
+	SetConfigOption("synchronous_commit", "local", PGC_SUSET, PGC_S_OVERRIDE);
 	publish_report(state, NodeCheck::Starting, "");
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();

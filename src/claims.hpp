@@ -49,6 +49,7 @@ enum class NodeCheck : uint32_t {
 	Ok,          // no other live claim on this server's node
 	Refusing,    // another server claimed the node first: this one refuses (report: the other)
 	Warning,     // another server claims the node too, and this one keeps issuing (report: the other)
+	Incomplete,  // no other claim seen, but some Citus servers could not be asked (report: which, and why)
 };
 
 // How long the first calls after a start wait for the node check's first pass, at most.

@@ -273,7 +273,9 @@ void describe_node_origin(const ConfiguredNode &node, char (&out)[160]) noexcept
 		snprintf(out, sizeof(out), "environment variable %s%s", node_source_variable, offset);
 		return;
 	case NodeSourceKind::Citus:
-		if (node.number >= 0)
+		if (node.problem == NodeProblem::CitusNotInCluster)
+			snprintf(out, sizeof(out), "Citus group 0, in no cluster yet");
+		else if (node.number >= 0)
 			snprintf(out, sizeof(out), "Citus group %lld%s", static_cast<long long>(node.number), offset);
 		else
 			snprintf(out, sizeof(out), "Citus group (not read yet)");

@@ -21,7 +21,9 @@ COMMENT ON TABLE snowflake_node_claims IS
 -- Renews this server's claim and returns the live claims on its node by other servers: those in its
 -- own table (a heartbeat within stale_s), and on Citus every server's. Claims of this server's own
 -- past are not another server's: an earlier timeline of its cluster (before a promotion), or its
--- name with a heartbeat from before it started (pg_upgrade, a restored data directory).
+-- name with a heartbeat from before it started (pg_upgrade, a restored data directory). A Citus
+-- server that could not be asked is a row of its own, with NULL claimed_at and identity, and the
+-- error in claimant.
 CREATE FUNCTION snowflake_claim_node(node integer, server text, system_identifier text, timeline integer,
                                      stale_s integer, started timestamptz)
 RETURNS TABLE (claimant text, claimed_at timestamptz, identity text)
@@ -65,15 +67,20 @@ BEGIN
     -- operators all bind alike, left to right: the parentheses make it heartbeat > (now() - interval).
     probe := format($p$SELECT pg_catalog.json_agg(pg_catalog.json_build_array(c.server, c.started_at,
         c.system_identifier, c.timeline, c.node,
-        c.heartbeat OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => %s))
-      ))::pg_catalog.text FROM %I.snowflake_node_claims c$p$, stale_s, ext_schema);
-    RETURN QUERY
+        c.heartbeat OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => %s)),
+        c.heartbeat))::pg_catalog.text FROM %I.snowflake_node_claims c$p$, stale_s, ext_schema);
+    RETURN QUERY EXECUTE $q$
+      WITH r AS MATERIALIZED (SELECT * FROM run_command_on_all_nodes($1))
       SELECT e->>0, (e->>1)::timestamptz, (e->>2) || ':' || (e->>3)
-      FROM run_command_on_all_nodes(probe) r,
-           json_array_elements(CASE WHEN r.success AND r.result <> '' THEN r.result::json ELSE '[]' END) e
-      WHERE (e->>4)::integer = snowflake_claim_node.node AND (e->>5)::boolean
-        AND NOT ((e->>2) = me.sid AND (e->>3)::integer <= me.tli)
-        AND NOT ((e->>0) = me.name AND (e->>1)::timestamptz < me.since);
+      FROM r, json_array_elements(CASE WHEN r.success AND r.result <> '' THEN r.result::json ELSE '[]' END) e
+      WHERE (e->>4)::integer = $2 AND (e->>5)::boolean
+        AND NOT ((e->>2) = $3 AND (e->>3)::integer <= $4)
+        AND NOT ((e->>0) = $5 AND (e->>6)::timestamptz < $6)
+      UNION ALL
+      SELECT coalesce(d.nodename || ':' || d.nodeport, 'node ' || r.nodeid) || ': ' || r.result, NULL, NULL
+      FROM r LEFT JOIN pg_dist_node d ON d.nodeid = r.nodeid
+      WHERE NOT r.success$q$
+      USING probe, node, me.sid, me.tli, me.name, me.since;
   END IF;
 END
 $fn$;
