@@ -15,7 +15,7 @@
 #      coordinator); INSERT ... SELECT from a distributed table, colocated, repartitioned or
 #      pulled to the coordinator (the worker holding each source row); an insert on a worker
 #      (that worker); a reference table, identical on every server.
-#   3. A pgbench client on each of the three servers for 2 minutes (CITUS_LOAD_SECONDS): 0
+#   3. A pgbench client on each of the three servers for 2 minutes (30 s in the matrix; CITUS_LOAD_SECONDS): 0
 #      duplicates, every row on its server's node, and the node check never flags any of them,
 #      while more servers join: one in no cluster yet (refused, 'citus group unknown', until
 #      added: then its group's node), removed and added again (a new group, a new node, the old
