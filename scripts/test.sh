@@ -28,16 +28,34 @@ declare_suite() {
 }
 
 # True when suite $3 runs in context $1 (host, or matrix: a chroot of test/matrix.sh) on PostgreSQL
-# major $2: "all" everywhere, "host" on the host only, "pg>=N" and "pg<=N" on the majors they admit.
+# major $2. Its places are a list, any of which admits it: "all" everywhere, "host" on the host only,
+# "pg>=N", "pg<=N" and "pg=N" on the majors they admit (the host's included); a place written
+# "full:PLACE" counts only with SNOWFLAKE_FULL_MATRIX=1, the long run before a release.
 runs_on() {
-  local where=${WHERE[$3]}
-  case $where in
-    all) true ;;
-    host) [ "$1" = host ] ;;
-    'pg>='*) [ "$2" -ge "${where#pg>=}" ] ;;
-    'pg<='*) [ "$2" -le "${where#pg<=}" ] ;;
-    *) die "suite $3: unknown place '$where'" ;;
-  esac
+  local place
+  for place in ${WHERE[$3]}; do
+    if [ "${place#full:}" != "$place" ]; then
+      [ "${SNOWFLAKE_FULL_MATRIX:-}" = 1 ] || continue
+      place=${place#full:}
+    fi
+    case $place in
+      all) return 0 ;;
+      host) [ "$1" != host ] || return 0 ;;
+      'pg>='*) [ "$2" -lt "${place#pg>=}" ] || return 0 ;;
+      'pg<='*) [ "$2" -gt "${place#pg<=}" ] || return 0 ;;
+      'pg='*) [ "$2" -ne "${place#pg=}" ] || return 0 ;;
+      *) die "suite $3: unknown place '$place'" ;;
+    esac
+  done
+  return 1
+}
+
+# "yes" when suite $3 runs in context $1 on major $2, "full" when only with SNOWFLAKE_FULL_MATRIX=1, else "-".
+where_shown() {
+  if SNOWFLAKE_FULL_MATRIX= runs_on "$@"; then echo yes
+  elif SNOWFLAKE_FULL_MATRIX=1 runs_on "$@"; then echo full
+  else echo -
+  fi
 }
 
 # Prints every suite with where it runs (the host's major, then the matrix's) and what it checks.
@@ -50,8 +68,8 @@ list_suites() {
   for major in $MATRIX_MAJORS; do row+=$(printf ' %-5s' "$major"); done
   echo "$row what it checks"
   for name in "${SUITES[@]}"; do
-    row=$(printf '%-22s %-5s' "$name" "$(runs_on host "$PG_MAJOR" "$name" && echo yes || echo -)")
-    for major in $MATRIX_MAJORS; do row+=$(printf ' %-5s' "$(runs_on matrix "$major" "$name" && echo yes || echo -)"); done
+    row=$(printf '%-22s %-5s' "$name" "$(where_shown host "$PG_MAJOR" "$name")")
+    for major in $MATRIX_MAJORS; do row+=$(printf ' %-5s' "$(where_shown matrix "$major" "$name")"); done
     echo "$row ${SUMMARY[$name]}"
   done
 }
@@ -237,21 +255,21 @@ declare_suite package host "the Debian package built, checked, installed, and re
   bash "$ROOT/test/package.sh"
 declare_suite integration all "libpqxx against real servers: crashes, clocks, standbys (matrix: not $INTEGRATION_TIMING)" \
   integration
-declare_suite clients all "drivers, ORMs, pgbouncer, the exporter (matrix: $CLIENTS_MATRIX_PARTS)" clients
-declare_suite bench all "the benchmarks in quick mode, asserting nothing about speed (matrix: no slow_disk)" bench
+declare_suite clients "host pg=19 full:all" "drivers, ORMs, pgbouncer, the exporter (matrix: $CLIENTS_MATRIX_PARTS)" clients
+declare_suite bench "host full:all" "the benchmarks in quick mode, asserting nothing about speed (matrix: no slow_disk)" bench
 declare_suite multimaster-pglogical 'pg<=15' "two servers replicating both ways through pglogical; the node check" \
   bash "$ROOT/test/servers/multimaster.sh" pglogical
-declare_suite multimaster-native 'pg>=16' "two servers replicating both ways (origin = none); the node check" \
+declare_suite multimaster-native 'pg=18 full:pg>=16' "two servers replicating both ways (origin = none); the node check" \
   bash "$ROOT/test/servers/multimaster.sh" native
 declare_suite one-way-native host "two writers and an aggregator that writes, one way: the node check's claims" \
   bash "$ROOT/test/servers/one_way.sh"
-declare_suite node-sources all "each snowflake.node_source, the offset and every problem, on real servers" \
+declare_suite node-sources "host full:all" "each snowflake.node_source, the offset and every problem, on real servers" \
   bash "$ROOT/test/servers/node_sources.sh"
-declare_suite node-file all "each member's node in a file, through pg_basebackup and pg_rewind" \
+declare_suite node-file "host full:all" "each member's node in a file, through pg_basebackup and pg_rewind" \
   bash "$ROOT/test/servers/node_file.sh"
 declare_suite rollback host "make install under a running server, the databases to update, going back to 0.4.0" \
   bash "$ROOT/test/servers/rollback.sh"
-declare_suite citus 'pg<=18' "a Citus coordinator and two workers, built from the vendored source" \
+declare_suite citus 'host full:pg<=18' "a Citus coordinator and two workers, built from the vendored source" \
   bash "$ROOT/test/servers/citus.sh"
 declare_suite patroni host "Patroni and etcd: a switchover and a kill -9 of the leader under a writer" \
   bash "$ROOT/test/servers/patroni.sh"

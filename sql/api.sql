@@ -22,3 +22,16 @@ ORDER BY oprleft::regtype::text;
 
 SELECT name, setting, unit, context, vartype, min_val, max_val, enumvals
 FROM pg_settings WHERE name LIKE 'snowflake.%' ORDER BY name;
+
+-- The extension's one table is in a schema of its own, never in the schema it is installed in,
+-- where the tools that manage an application's tables (Rails' schema.rb, ORMs' schema diffs) would
+-- meet it; so the extension cannot be moved to another schema.
+SELECT c.oid::regclass AS extension_table, c.relnamespace = e.extnamespace AS in_installed_schema,
+       obj_description(c.relnamespace, 'pg_namespace') IS NOT NULL AS schema_commented
+FROM pg_class c
+JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f');
+CREATE SCHEMA elsewhere;
+ALTER EXTENSION snowflake SET SCHEMA elsewhere;
+DROP SCHEMA elsewhere;

@@ -54,3 +54,11 @@ CREATE TABLE origins_probe (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
 SELECT * FROM snowflake_node_origins('origins_probe');
 \echo :SQLSTATE
 DROP TABLE origins_probe;
+
+-- snowflake_node_status(): the node and where it came from; the node check looks in the database
+-- snowflake.database names, postgres, which has no extension here (or had none when it last looked).
+SELECT n.node = s.node AS same_node_as_stats, n.node_source,
+       n.node_check IN ('no extension', 'starting', 'ok') AS node_check_known,
+       n.node_conflict IS NULL AS no_conflict,
+       n.checked_at IS NULL OR n.checked_at <= clock_timestamp() AS checked_in_the_past
+FROM snowflake_node_status() n, snowflake_stats() s;

@@ -134,11 +134,10 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &r
 }
 
 // This server's own claim's start, Unix µs (renewed by earliest_rival()).
-int64_t own_claim_started_us(const char *schema, const Self &self) {
-	const char *query = psprintf("SELECT (pg_catalog.date_part('epoch', started_at) * 1000000)::pg_catalog.int8 "
-	                             "FROM %s.snowflake_node_claims WHERE system_identifier OPERATOR(pg_catalog.=) $1 "
-	                             "AND timeline OPERATOR(pg_catalog.=) $2",
-	                             schema);
+int64_t own_claim_started_us(const Self &self) {
+	const char *query = "SELECT (pg_catalog.date_part('epoch', started_at) * 1000000)::pg_catalog.int8 "
+	                    "FROM snowflake_node_check.claims WHERE system_identifier OPERATOR(pg_catalog.=) $1 "
+	                    "AND timeline OPERATOR(pg_catalog.=) $2";
 	Oid types[2] = {TEXTOID, INT4OID};
 	Datum values[2] = {CStringGetTextDatum(self.system_identifier), Int32GetDatum(self.timeline)};
 	if (SPI_execute_with_args(query, 2, types, values, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
@@ -172,7 +171,7 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 		snprintf(report, sizeof(report), "could not ask %s", unasked);
 		return NodeCheck::Incomplete;
 	}
-	const int64_t mine = own_claim_started_us(schema, self);
+	const int64_t mine = own_claim_started_us(self);
 	const bool later = rival.started_us < mine || (rival.started_us == mine && strcmp(rival.identity, self.identity) < 0);
 	snprintf(report, sizeof(report), "%s (%s), since %s", rival.server, rival.identity,
 	         timestamptz_to_str(unix_ms_to_timestamptz(rival.started_us / 1000)));

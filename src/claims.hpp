@@ -2,7 +2,7 @@
 // breaks "never a duplicate", so every server claims its node where its peers
 // can see the claim, and checks theirs, in the background.
 //
-// - The claim: a row of snowflake_node_claims (src/sql/node_check.sql) in
+// - The claim: a row of snowflake_node_check.claims (src/sql/node_check.sql) in
 //   the database snowflake.database names: the node, the cluster's system
 //   identifier and the WAL timeline (together, the server: a promoted copy
 //   is on a new timeline), how people reach it (host name and port), since

@@ -145,6 +145,7 @@ PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_inject_clock_offset);
 PG_FUNCTION_INFO_V1(snowflake_stats);
+PG_FUNCTION_INFO_V1(snowflake_node_status);
 PG_FUNCTION_INFO_V1(snowflake_reservation);
 PG_FUNCTION_INFO_V1(snowflake_state);
 PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
@@ -207,8 +208,8 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 	const Stats snap = read_stats();
 	const GeneratorState &gen = snap.generator;
 	const Counters &count = gen.counters;
-	Datum values[23];
-	bool nulls[23] = {};
+	Datum values[20];
+	bool nulls[20] = {};
 	nulls[0] = snap.configured.node < 0;
 	values[0] = Int32GetDatum(snap.configured.node);
 	const Layout &layout = layout_setting.layout;
@@ -230,21 +231,33 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 	values[15] = CStringGetTextDatum(state_text(snap.state));
 	values[16] = Int64GetDatum(snap.clock_offset_ms);
 	// Columns added in 0.2.0; a 0.1.0 declaration has only the 17 above, and the tuple is built
-	// from the declared descriptor, so the extra values are simply not read (nor those of 0.5.0 by
-	// an older declaration).
+	// from the declared descriptor, so the extra values are simply not read. No column is added
+	// since: an older library builds its row with the columns of a newer declaration.
 	values[17] = CStringGetTextDatum(layout_setting.name);
 	char spec[64];
 	format_layout(layout, spec);
 	values[18] = CStringGetTextDatum(psprintf("%s,epoch=%lld", spec, static_cast<long long>(epoch_ms)));
 	values[19] = Int32GetDatum(layout.max_node());
-	// Added in 0.5.0: where the node came from, and what the node check found.
+	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_node_status() → one row: the node, where it came from, and what the node check found when.
+Datum snowflake_node_status(PG_FUNCTION_ARGS) {
+	using namespace snowflake;
+	const Stats snap = read_stats();
+	Datum values[5];
+	bool nulls[5] = {};
+	nulls[0] = snap.configured.node < 0;
+	values[0] = Int32GetDatum(snap.configured.node);
 	char origin[160];
 	describe_node_origin(snap.configured, origin);
-	values[20] = CStringGetTextDatum(origin);
-	values[21] = CStringGetTextDatum(node_check_text(snap.check));
+	values[1] = CStringGetTextDatum(origin);
+	values[2] = CStringGetTextDatum(node_check_text(snap.check));
 	const bool conflict = snap.check == NodeCheck::Refusing || snap.check == NodeCheck::Warning;
-	nulls[22] = !conflict;
-	values[22] = CStringGetTextDatum(snap.check_report);
+	nulls[3] = !conflict;
+	values[3] = CStringGetTextDatum(snap.check_report);
+	nulls[4] = snap.check_at_us == 0; // no pass ended yet
+	values[4] = TimestampTzGetDatum(unix_ms_to_timestamptz(snap.check_at_us / 1000));
 	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
 }
 

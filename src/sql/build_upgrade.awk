@@ -15,6 +15,7 @@
 #                            are made again, pg_init_privs keeping only the extension's;
 #   -- @init-privileges      sets pg_init_privs of every existing function the sources grant or revoke
 #                            on back to exactly what those statements give (repairs scripts that re-granted);
+#   -- @new-schema NAME      a schema new in B: its CREATE SCHEMA, GRANT and COMMENT as the sources give them;
 #   -- @new-table NAME       a table new in B: its CREATE TABLE, GRANT, REVOKE and COMMENT as the sources
 #                            give them.
 # A SIGNATURE is written as in the function's COMMENT ON FUNCTION line, such as snowflake_stats() or
@@ -23,7 +24,8 @@
 # CREATE, and names itself by its COMMENT ON FUNCTION line; GRANT and REVOKE statements are one line
 # each, REVOKE ALL ON FUNCTION ... FROM PUBLIC or GRANT EXECUTE ON FUNCTION ... TO role. A table's
 # definition likewise runs from its CREATE TABLE line, names itself by its COMMENT ON TABLE line, and
-# keeps its own GRANT and REVOKE lines (REVOKE ALL ON name FROM PUBLIC, GRANT privileges ON name TO role).
+# keeps its own GRANT and REVOKE lines (REVOKE ALL ON name FROM PUBLIC, GRANT privileges ON name TO role);
+# a schema's runs from its CREATE SCHEMA line and names itself by its COMMENT ON SCHEMA line.
 
 # Stops the build with a message naming the file and line at fault.
 function fail(message) {
@@ -58,16 +60,16 @@ function need_helpers(   line) {
 }
 
 # Prints the definition of the function whose signature is given, as mode (new, replace or recreate) wants it;
-# or, as mode table, the table whose name is given.
+# or, as mode table or schema, the table or schema whose name is given.
 function print_definition(signature, mode,   key, n, lines, i, created) {
-	key = (mode == "table" ? "table " : "") key_of(signature)
+	key = (mode == "table" || mode == "schema" ? mode " " : "") key_of(signature)
 	if (!(key in text))
 		fail("no function " signature " in the sources (they name each by its COMMENT ON FUNCTION line)")
 	if (count[key] > 1)
 		fail("the sources define " signature " " count[key] " times")
 	n = split(text[key], lines, "\n")
 	for (i = 1; i < n; i++) {
-		if (lines[i] ~ /^CREATE (FUNCTION|TABLE) /) {
+		if (lines[i] ~ /^CREATE (FUNCTION|TABLE|SCHEMA) /) {
 			created = 1
 			if (mode == "replace")
 				sub(/^CREATE FUNCTION /, "CREATE OR REPLACE FUNCTION ", lines[i])
@@ -77,7 +79,7 @@ function print_definition(signature, mode,   key, n, lines, i, created) {
 		print lines[i]
 	}
 	if (!created)
-		fail(signature " is not defined by a CREATE FUNCTION (or TABLE) line in the sources")
+		fail(signature " is not defined by a CREATE FUNCTION (or TABLE, or SCHEMA) line in the sources")
 }
 
 # The sources (every file but the last): their definitions, and their GRANT and REVOKE statements.
@@ -87,7 +89,7 @@ FILENAME != ARGV[ARGC - 1] {
 		current = ""
 	}
 	if ($0 ~ /^CREATE /) {
-		in_table = $0 ~ /^CREATE TABLE /
+		own_privileges = $0 ~ /^CREATE (TABLE|SCHEMA) /
 		defined++
 		current = "#" defined
 		text[current] = pending $0 "\n"
@@ -101,17 +103,19 @@ FILENAME != ARGV[ARGC - 1] {
 	end_definition()
 	if (current != "")
 		text[current] = text[current] $0 "\n"
-	if ($0 ~ /^COMMENT ON TABLE / && current ~ /^#/) {
+	if ($0 ~ /^COMMENT ON (TABLE|SCHEMA) / && current ~ /^#/) {
 		signature = $0
-		sub(/^COMMENT ON TABLE /, "", signature)
+		sub(/^COMMENT ON /, "", signature)
+		kind = tolower(substr(signature, 1, index(signature, " ") - 1))
+		sub(/^[A-Z]+ /, "", signature)
 		sub(/ IS.*$/, "", signature)
-		key = "table " key_of(signature)
+		key = kind " " key_of(signature)
 		count[key]++
 		text[key] = text[current]
 		current = key
 	}
-	# A table's own privileges stay in its definition.
-	if ($0 ~ /^(GRANT|REVOKE) / && in_table)
+	# A table's or schema's own privileges stay in its definition.
+	if ($0 ~ /^(GRANT|REVOKE) / && own_privileges)
 		next
 	if ($0 ~ /^COMMENT ON FUNCTION / && current ~ /^#/) {
 		signature = $0
@@ -151,6 +155,8 @@ FNR == 1 { end_definition() }
 
 /^-- @new-table / { print_definition(substr($0, 15), "table"); next }
 
+/^-- @new-schema / { print_definition(substr($0, 16), "schema"); next }
+
 /^-- @replace / { print_definition(substr($0, 13), "replace"); next }
 
 /^-- @recreate / {
@@ -173,7 +179,7 @@ FNR == 1 { end_definition() }
 	next
 }
 
-/^-- @[a-z-]+( |$)/ { fail("unknown directive (@new, @new-table, @replace, @recreate or @init-privileges): " $0) }
+/^-- @[a-z-]+( |$)/ { fail("unknown directive (@new, @new-schema, @new-table, @replace, @recreate or @init-privileges): " $0) }
 
 { print }
 

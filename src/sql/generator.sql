@@ -29,8 +29,7 @@ CREATE FUNCTION snowflake_stats(
     OUT ids_issued bigint, OUT exhaustions bigint, OUT clock_regressions bigint, OUT max_clock_drift_ms bigint,
     OUT waits bigint, OUT wait_time_ms bigint, OUT reservations bigint,
     OUT ids_per_second bigint, OUT runs_out_at timestamptz, OUT state text, OUT clock_offset_ms bigint,
-    OUT layout_name text, OUT layout_spec text, OUT max_node integer,
-    OUT node_source text, OUT node_check text, OUT node_conflict text)
+    OUT layout_name text, OUT layout_spec text, OUT max_node integer)
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
@@ -38,7 +37,7 @@ REVOKE ALL ON FUNCTION snowflake_stats() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_stats() TO pg_monitor;
 
 COMMENT ON FUNCTION snowflake_stats() IS
-'Reports this server''s ID generator: node and where it came from, layout, last ID, durable reservation, counters since start, capacity and end of time, and what the node check found (node_conflict names another server that claims this server''s node). For pg_monitor.';
+'Reports this server''s ID generator: node, layout, last ID, durable reservation, counters since start, capacity and end of time. For pg_monitor.';
 
 CREATE FUNCTION snowflake_state(
     OUT state text, OUT since timestamptz, OUT detail text, OUT resumes_at timestamptz)

@@ -68,15 +68,17 @@ COMMENT ON FUNCTION snowflake_node_origins(regclass, name) IS
 -- Asks every server of a Citus cluster (this server alone without Citus) for its generator's node,
 -- state, layout and epoch, and names what is wrong with each: the check to run after citus_add_node.
 CREATE FUNCTION snowflake_cluster_nodes()
-RETURNS TABLE (server text, role text, node integer, node_source text, state text, layout text, epoch timestamptz,
-               problem text)
+RETURNS TABLE (server text, role text, node integer, state text, layout text, epoch timestamptz, problem text,
+               node_source text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
   ext_schema name;
   probe text;     -- what each server runs: its snowflake_stats() as one JSON text
-  reports text;   -- a query giving (server, role, sort_host, sort_port, success, result) per server
+  origin text;    -- and its snowflake_node_status().node_source
+  local_origin text;
+  reports text;   -- a query giving (server, role, sort_host, sort_port, success, result, source) per server
   shared record;
   shared_nodes integer[] := '{}';  -- the servers flagged 'shared node', and their nodes
   shared_servers text[] := '{}';
@@ -87,6 +89,9 @@ BEGIN
   -- planted a better match for an unqualified name: every name in it is schema-qualified.
   -- Every column as JSON, so that a server whose snowflake_stats() has fewer (an older version) answers too.
   probe := format($p$SELECT pg_catalog.to_jsonb(s)::pg_catalog.text FROM %I.snowflake_stats() s$p$, ext_schema);
+  -- Asked apart: where the function cannot run (a server running an older library, going back to
+  -- 0.4.0, or a caller granted this function and snowflake_stats() only), node_source alone is NULL.
+  origin := format($p$SELECT node_source FROM %I.snowflake_node_status()$p$, ext_schema);
   IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
     -- Citus runs the probe on every active primary in its metadata, and on this server when the
     -- metadata lacks it (a coordinator that was never registered); group 0 is the coordinator's.
@@ -94,29 +99,36 @@ BEGIN
       SELECT coalesce(d.nodename, current_setting('citus.local_hostname')) || ':' || coalesce(d.nodeport, current_setting('port')::int),
              CASE WHEN coalesce(d.groupid, (SELECT groupid FROM pg_dist_local_group)) = 0 THEN 'coordinator' ELSE 'worker' END,
              coalesce(d.nodename, current_setting('citus.local_hostname')), coalesce(d.nodeport, current_setting('port')::int),
-             r.success, r.result
-      FROM run_command_on_all_nodes(%L) r LEFT JOIN pg_dist_node d ON d.nodeid = r.nodeid$q$, probe);
+             r.success, r.result, CASE WHEN o.success THEN o.result END
+      FROM run_command_on_all_nodes(%L) r LEFT JOIN pg_dist_node d ON d.nodeid = r.nodeid
+      LEFT JOIN run_command_on_all_nodes(%L) o ON o.nodeid = r.nodeid$q$, probe, origin);
   ELSE
     -- This server alone, named as libpq would reach it: its address, or its first socket directory.
+    BEGIN
+      EXECUTE origin INTO local_origin;
+    EXCEPTION WHEN undefined_function OR insufficient_privilege THEN
+      local_origin := NULL;
+    END;
     reports := format($q$
-      SELECT s.host || ':' || current_setting('port'), 'standalone', s.host, current_setting('port')::int, true, (%s)
+      SELECT s.host || ':' || current_setting('port'), 'standalone', s.host, current_setting('port')::int, true, (%s), %L
       FROM (SELECT coalesce(host(inet_server_addr()),
-                            trim(split_part(current_setting('unix_socket_directories'), ',', 1))) AS host) s$q$, probe);
+                            trim(split_part(current_setting('unix_socket_directories'), ',', 1))) AS host) s$q$,
+      probe, local_origin);
   END IF;
   -- A server that answered reports its state; one that did not is unreachable (no connection) or
   -- failed (an ERROR there). Every server on a node that another has too is 'shared node', whatever
   -- its state (the node check's refusal, 'node conflict', included), so the WARNING below names them
   -- all. Layout and epoch are compared with the coordinator's (else this server's).
-  FOR server, role, node, node_source, state, layout, epoch, problem IN EXECUTE format($q$
-    WITH reports(server, role, sort_host, sort_port, success, result) AS (%s),
+  FOR server, role, node, state, layout, epoch, problem, node_source IN EXECUTE format($q$
+    WITH reports(server, role, sort_host, sort_port, success, result, source) AS (%s),
     parsed AS (
-      SELECT r.*, (j.x->>'node')::integer AS node, j.x->>'node_source' AS node_source, j.x->>'state' AS state,
+      SELECT r.*, (j.x->>'node')::integer AS node, r.source AS node_source, j.x->>'state' AS state,
              regexp_replace(j.x->>'layout_spec', ',epoch=-?[0-9]+$', '') AS layout, (j.x->>'epoch')::timestamptz AS epoch
       FROM reports r, LATERAL (SELECT CASE WHEN r.success THEN r.result::json END AS x) j),
     reference AS (
       SELECT p.layout, p.epoch FROM parsed p WHERE p.success
       ORDER BY p.role = 'coordinator' DESC, p.state = 'ok' DESC LIMIT 1)
-    SELECT p.server, p.role, p.node, p.node_source, p.state, p.layout, p.epoch,
+    SELECT p.server, p.role, p.node, p.state, p.layout, p.epoch,
            CASE WHEN NOT p.success AND p.result NOT LIKE 'ERROR:  %%' THEN 'unreachable'
                 WHEN NOT p.success AND p.result LIKE '%%shared_preload_libraries%%' THEN 'not preloaded'
                 WHEN NOT p.success THEN 'error: ' || substr(p.result, 9)
@@ -124,7 +136,8 @@ BEGIN
                 WHEN p.state <> 'ok' THEN p.state
                 WHEN p.layout <> (SELECT layout FROM reference) THEN 'layout differs'
                 WHEN p.epoch <> (SELECT epoch FROM reference) THEN 'epoch differs'
-           END
+           END,
+           p.node_source
     FROM parsed p
     ORDER BY p.role = 'coordinator' DESC, p.sort_host, p.sort_port$q$, reports) LOOP
     IF problem = 'shared node' THEN

@@ -1,8 +1,30 @@
--- The node check (src/claims.hpp): every server's claim on its node, and the function its background
--- worker, "snowflake node check", runs every snowflake.node_check_interval. Logical replication
--- carries the claims like any table; on Citus every server asks the others for theirs.
+-- The node check (src/claims.hpp): every server's claim on its node, the function its background
+-- worker, "snowflake node check", runs every snowflake.node_check_interval, and the report of where
+-- the node came from and what the check found. Logical replication carries the claims like any table;
+-- on Citus every server asks the others for theirs.
 
-CREATE TABLE snowflake_node_claims (
+-- A function of its own, not columns of snowflake_stats(): a library of 0.4.0 (going back to it)
+-- builds snowflake_stats()'s row from the columns the catalog declares, with values for its own only.
+CREATE FUNCTION snowflake_node_status(
+    OUT node integer, OUT node_source text, OUT node_check text, OUT node_conflict text,
+    OUT checked_at timestamptz)
+AS 'MODULE_PATHNAME', 'snowflake_node_status'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION snowflake_node_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_node_status() TO pg_monitor;
+
+COMMENT ON FUNCTION snowflake_node_status() IS
+'Reports this server''s node, where it came from, what the node check found (node_conflict names another server that claims the node) and when it last looked. For pg_monitor.';
+
+CREATE SCHEMA snowflake_node_check;
+
+GRANT USAGE ON SCHEMA snowflake_node_check TO pg_monitor;
+
+COMMENT ON SCHEMA snowflake_node_check IS
+'The node check''s table, apart from the schema the extension is installed in: the applications'' tools (schema dumps, ORMs'' schema diffs) see no table of the extension''s among theirs.';
+
+CREATE TABLE snowflake_node_check.claims (
     system_identifier text NOT NULL,
     timeline integer NOT NULL,
     node integer NOT NULL,
@@ -12,10 +34,10 @@ CREATE TABLE snowflake_node_claims (
     PRIMARY KEY (system_identifier, timeline)
 );
 
-REVOKE ALL ON snowflake_node_claims FROM PUBLIC;
-GRANT SELECT ON snowflake_node_claims TO pg_monitor;
+REVOKE ALL ON snowflake_node_check.claims FROM PUBLIC;
+GRANT SELECT ON snowflake_node_check.claims TO pg_monitor;
 
-COMMENT ON TABLE snowflake_node_claims IS
+COMMENT ON TABLE snowflake_node_check.claims IS
 'One row a server: the node it issues IDs under, since when, and a heartbeat its node check renews; a server is its cluster''s system identifier and WAL timeline. Replicate it with the tables of a logical-replication set-up, so that every server sees the others'' claims. For pg_monitor to read.';
 
 -- Renews this server's claim and returns the live claims on its node by other servers: those in its
@@ -31,34 +53,30 @@ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-  ext_schema name;
   probe text;
   me record;
   prior record;
   citus_cluster boolean := false;
 BEGIN
-  SELECT n.nspname INTO ext_schema
-  FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
   -- The claim is written whole at every renewal, deleted and inserted again, never updated: logical
   -- replication skips an UPDATE of a row the subscriber lacks (a subscription made after the claim
   -- was first written, with copy_data = false), so a peer gets the row at the next renewal. Since
   -- when this server issues under the node is kept while the node stays the same.
-  EXECUTE format($q$
-    DELETE FROM %I.snowflake_node_claims c WHERE c.system_identifier = $1 AND c.timeline = $2
-    RETURNING c.node, c.started_at$q$, ext_schema) INTO prior USING system_identifier, timeline;
-  EXECUTE format($q$
-    INSERT INTO %I.snowflake_node_claims (system_identifier, timeline, node, server, started_at, heartbeat)
-    VALUES ($1, $2, $3, $4, CASE WHEN $5 = $3 THEN $6 ELSE now() END, now())$q$,
-    ext_schema) USING system_identifier, timeline, node, server, prior.node, prior.started_at;
+  DELETE FROM snowflake_node_check.claims c
+  WHERE c.system_identifier = snowflake_claim_node.system_identifier AND c.timeline = snowflake_claim_node.timeline
+  RETURNING c.node, c.started_at INTO prior;
+  INSERT INTO snowflake_node_check.claims AS c (system_identifier, timeline, node, server, started_at, heartbeat)
+  VALUES (snowflake_claim_node.system_identifier, snowflake_claim_node.timeline, snowflake_claim_node.node,
+          snowflake_claim_node.server,
+          CASE WHEN prior.node = snowflake_claim_node.node THEN prior.started_at ELSE now() END, now());
   SELECT snowflake_claim_node.system_identifier AS sid, snowflake_claim_node.timeline AS tli,
          snowflake_claim_node.server AS name, snowflake_claim_node.started AS since INTO me;
-  RETURN QUERY EXECUTE format($q$
+  RETURN QUERY
     SELECT c.server, c.started_at, c.system_identifier || ':' || c.timeline
-    FROM %I.snowflake_node_claims c
-    WHERE c.node = $1 AND c.heartbeat > now() - make_interval(secs => $2)
-      AND NOT (c.system_identifier = $3 AND c.timeline <= $4)
-      AND NOT (c.server = $5 AND c.heartbeat < $6)$q$, ext_schema)
-    USING node, stale_s, me.sid, me.tli, me.name, me.since;
+    FROM snowflake_node_check.claims c
+    WHERE c.node = snowflake_claim_node.node AND c.heartbeat > now() - make_interval(secs => stale_s)
+      AND NOT (c.system_identifier = me.sid AND c.timeline <= me.tli)
+      AND NOT (c.server = me.name AND c.heartbeat < me.since);
   IF to_regclass('pg_catalog.pg_dist_node') IS NOT NULL THEN
     EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_node)' INTO citus_cluster;
   END IF;
@@ -68,7 +86,7 @@ BEGIN
     probe := format($p$SELECT pg_catalog.json_agg(pg_catalog.json_build_array(c.server, c.started_at,
         c.system_identifier, c.timeline, c.node,
         c.heartbeat OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => %s)),
-        c.heartbeat))::pg_catalog.text FROM %I.snowflake_node_claims c$p$, stale_s, ext_schema);
+        c.heartbeat))::pg_catalog.text FROM snowflake_node_check.claims c$p$, stale_s);
     RETURN QUERY EXECUTE $q$
       WITH r AS MATERIALIZED (SELECT * FROM run_command_on_all_nodes($1))
       SELECT e->>0, (e->>1)::timestamptz, (e->>2) || ':' || (e->>3)

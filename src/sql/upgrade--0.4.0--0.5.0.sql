@@ -35,10 +35,12 @@
 -- snowflake_adopt_layout() puts a changed epoch or layout on record above every ID issued before it.
 -- @new snowflake_adopt_layout()
 
--- snowflake_stats() reports where the node came from and what the node check found.
--- @recreate snowflake_stats()
+-- snowflake_node_status() reports where the node came from and what the node check found.
+-- @new snowflake_node_status()
 
--- The node check: each server's claim on its node, and the function its worker runs.
--- @new-table snowflake_node_claims
+-- The node check: each server's claim on its node, in a schema of its own, and the function its
+-- worker runs.
+-- @new-schema snowflake_node_check
+-- @new-table snowflake_node_check.claims
 
 -- @new snowflake_claim_node(integer, text, text, integer, integer, timestamptz)

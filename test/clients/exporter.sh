@@ -18,7 +18,7 @@ psql_ -c "DROP ROLE IF EXISTS snowflake_exporter" -c "CREATE ROLE snowflake_expo
 psql_ -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)" >/dev/null
 # The node check's first pass after CREATE EXTENSION, within its interval (5 s), claims the node.
 for _ in $(seq 1 100); do
-  [ "$(psql_ -c "SELECT node_check FROM snowflake_stats()")" = ok ] && break
+  [ "$(psql_ -c "SELECT node_check FROM snowflake_node_status()")" = ok ] && break
   sleep 0.1
 done
 

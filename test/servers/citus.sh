@@ -15,7 +15,7 @@
 #      coordinator); INSERT ... SELECT from a distributed table, colocated, repartitioned or
 #      pulled to the coordinator (the worker holding each source row); an insert on a worker
 #      (that worker); a reference table, identical on every server.
-#   3. A pgbench client on each of the three servers for 2 minutes (30 s in the matrix; CITUS_LOAD_SECONDS): 0
+#   3. A pgbench client on each of the three servers for 30 s (CITUS_LOAD_SECONDS; docs/citus.md's figures: 120): 0
 #      duplicates, every row on its server's node, and the node check never flags any of them,
 #      while more servers join: one in no cluster yet (refused, 'citus group unknown', until
 #      added: then its group's node), removed and added again (a new group, a new node, the old
@@ -153,9 +153,10 @@ problems() {
                  FROM snowflake_cluster_nodes()" 2>/dev/null
 }
 
-# One column of server $1's snowflake_stats() as text ("" when NULL).
+# One column of server $1's snowflake_stats() or snowflake_node_status() as text ("" when NULL).
 stats_of() {
-  sql "$1" "SELECT coalesce($2::text, '') FROM snowflake_stats()"
+  sql "$1" "SELECT coalesce($2::text, '') FROM snowflake_stats(),
+    LATERAL (SELECT node_source, node_check, node_conflict FROM snowflake_node_status()) n"
 }
 
 # Makes the server registered as $1 (server_adopt) with docs/citus.md's set-up (setup.sh), then the remaining
@@ -312,7 +313,7 @@ check "Citus's bigserial: the coordinator from 1, each worker from 2^48 times it
 
 # 2 minutes on the host; in the version matrix (SNOWFLAKE_IN_MATRIX) 30 s, to keep the test command's
 # time: the host's run is the long one.
-LOAD_SECONDS=${CITUS_LOAD_SECONDS:-$([ -n "${SNOWFLAKE_IN_MATRIX:-}" ] && echo 30 || echo 120)}
+LOAD_SECONDS=${CITUS_LOAD_SECONDS:-30}
 section "3. $LOAD_SECONDS s of pgbench on each of the three servers, while more servers join"
 # Rows the servers that join write during a detection window (distributed before they join, so that
 # none of its shards lands on them).
@@ -324,7 +325,7 @@ load=$!
 flags=$SERVERS/$SUITE_NAME/flags
 (while kill -0 $load 2>/dev/null; do
   for n in c w1 w2; do
-    echo "${SERVER_PORT[$n]} $(sql $n "SELECT node || ' ' || node_check || ' ' || coalesce(node_conflict, '-') FROM snowflake_stats()" 2>&1)"
+    echo "${SERVER_PORT[$n]} $(sql $n "SELECT node || ' ' || node_check || ' ' || coalesce(node_conflict, '-') FROM snowflake_node_status()" 2>&1)"
   done
   sleep 2
 done) >"$flags" &
@@ -383,7 +384,7 @@ check "... and its node follows within the interval: $x1_node" \
   wait_for $((2 * interval + 5)) eval '[ "$(stats_of x1 node)" = $x1_node ]'
 echo "x1's node followed its group in $(($(epoch_ms) - start)) ms"
 check "node $old, its old one, is held by no live server" [ "$(sql c "SELECT coalesce(sum(result::integer), 0)
-  FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM public.snowflake_node_claims WHERE node = $old
+  FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM snowflake_node_check.claims WHERE node = $old
     AND heartbeat > now() - interval '$((3 * interval + 10)) s'\$\$) WHERE success")" = 0 ]
 
 step "3c. a server on x1's node by snowflake.node, added a few seconds after x1 took it"
@@ -550,8 +551,11 @@ check "every acknowledged insert is there: $rows rows, $acknowledged acknowledge
 check "no duplicate: $distinct distinct IDs in $rows rows" [ "$distinct" = "$rows" ]
 check "every row carries the node of the server it went through" [ "$wrong" = 0 ]
 samples=$(wc -l <"$flags")
-check "the node check of the three never flagged anything: $samples samples, each 'ok' on the server's own node" \
-  [ "$samples" -gt 0 -a "$(grep -cvxE '56460 1 ok -|56461 2 ok -|56462 3 ok -' "$flags")" = 0 ]
+# 'incomplete' while a server of the cluster is stopped (3f) or not yet able to answer: no claim
+# seen, but one server could not be asked.
+incomplete=$(grep -c ' incomplete -$' "$flags" || true)
+check "the node check of the three never flagged anything: $samples samples, each 'ok' on the server's own node ($incomplete 'incomplete')" \
+  [ "$samples" -gt 0 -a "$(grep -cvxE '56460 1 (ok|incomplete) -|56461 2 (ok|incomplete) -|56462 3 (ok|incomplete) -' "$flags")" = 0 ]
 check "... and none of them logged a WARNING of snowflake's" not grep -q 'WARNING:  snowflake' "${SERVER_DIR[c]}/log" \
   "${SERVER_DIR[w1]}/log" "${SERVER_DIR[w2]}/log"
 check "the node check's WARNINGs name node $x1_node alone, x1's and x2's" [ "$(cat "${SERVER_DIR[x1]}/log" "${SERVER_DIR[x2]}/log" |

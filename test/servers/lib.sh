@@ -19,8 +19,8 @@ section() {
   if [ -n "$SECTION_NAME" ]; then echo "--- $SECTION_NAME"; else printf 'section times: %s\n' "$(printf '%s; ' "${SECTIONS[@]}")"; fi
 }
 
-# What server $1's node check found last (snowflake_stats().node_check: ok, node conflict, ...).
-node_check() { sql "$1" "SELECT node_check FROM snowflake_stats()"; }
+# What server $1's node check found last (snowflake_node_status().node_check: ok, node conflict, ...).
+node_check() { sql "$1" "SELECT node_check FROM snowflake_node_status()"; }
 
 # Server $1's node check says $2.
 node_check_is() { [ "$(node_check "$1")" = "$2" ]; }
@@ -36,8 +36,8 @@ watch_checks() {
   while [ ! -e "$file.stop" ]; do
     for n in "$@"; do
       seen=$(sql "$n" "SELECT node_check || '|' || coalesce((SELECT round(extract(epoch FROM max(now() - heartbeat)), 1)
-        FROM snowflake_node_claims WHERE system_identifier <> (SELECT system_identifier::text FROM pg_control_system()))::text, '')
-        FROM snowflake_stats()" 2>/dev/null) || seen='down|'
+        FROM snowflake_node_check.claims WHERE system_identifier <> (SELECT system_identifier::text FROM pg_control_system()))::text, '')
+        FROM snowflake_node_status()" 2>/dev/null) || seen='down|'
       echo "$n|$seen" >>"$file"
     done
     sleep 1

@@ -65,8 +65,8 @@ ensure_packages python3-yaml util-linux
 # --- The sources.
 host_server hostname 56500 pg-7 "snowflake.node_source = 'hostname'"
 check "host name pg-7 gives node 7" [ "$(node_of_new_id hostname)" = 7 ]
-check "snowflake_stats() names the source" \
-  [ "$(sql hostname "SELECT node || ' from ' || node_source FROM snowflake_stats()")" = "7 from host name pg-7" ]
+check "snowflake_node_status() names the source" \
+  [ "$(sql hostname "SELECT node || ' from ' || node_source FROM snowflake_node_status()")" = "7 from host name pg-7" ]
 check "the start's log line says where the node came from" grep -q "snowflake: node 7 from host name pg-7, layout" \
   "${SERVER_DIR[hostname]}/log"
 sql hostname "ALTER SYSTEM SET snowflake.node_offset = 512" >/dev/null
@@ -80,7 +80,7 @@ host_server statefulset 56501 orders-db-2 \
   "snowflake.node_offset = $(from_manifest "$MANIFESTS/statefulset.yaml" snowflake.node_offset)" -- "$variable=2"
 check "the StatefulSet manifest's $variable=2 gives node 2" [ "$(node_of_new_id statefulset)" = 2 ]
 check "... from the environment variable" \
-  [ "$(sql statefulset "SELECT node_source FROM snowflake_stats()")" = "environment variable $variable" ]
+  [ "$(sql statefulset "SELECT node_source FROM snowflake_node_status()")" = "environment variable $variable" ]
 
 host_server cloudnativepg 56502 orders-3 \
   "snowflake.node_source = '$(from_manifest "$MANIFESTS/cloudnativepg.yaml" snowflake.node_source)'" \

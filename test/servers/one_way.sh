@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One way, native logical replication (the host's PostgreSQL 15 has no origin = none for both ways):
 # two writers, n1 (node 1) and n2 (node 2), publish items, and an aggregator n3 that also writes
-# subscribes to both. The node check's claims (snowflake_node_claims) travel with no step from n1
+# subscribes to both. The node check's claims (snowflake_node_check.claims) travel with no step from n1
 # (FOR ALL TABLES) and after the one step from n2 (a table-list publication: native_claims.sql);
 # one way, the aggregator sees the writers' claims and they never see its own.
 #   1. n3 starts on node 1, n1's, before its subscriptions exist: its node check sees no other
@@ -11,7 +11,7 @@
 #      only once n2 has taken the one step and n3 refreshed its subscription (as after an update
 #      from 0.4.0, which creates the claims' table under subscriptions that exist).
 #   2. n3 moved to node 3 (free) and reloaded: the refusal lifts.
-#   3. Distinct nodes for DISTINCT_SECONDS (120 s), two writers on each server: every writer's row
+#   3. Distinct nodes for DISTINCT_SECONDS (30 s; docs/many-servers.md's figures: 120), two writers on each server: every writer's row
 #      reaches n3 on its writer's node, no duplicate, no conflict or error, and no node check flags
 #      anything at any time; the age of the writers' claims on n3 (at most the interval plus the
 #      replication lag) is printed.
@@ -35,7 +35,7 @@ SUITE_NAME=one-way-native
 PASSED=0
 CLEANUPS+=('stop_watching' '[ "$PASSED" = 1 ] || show_logs')
 HERE=$ROOT/test/servers
-DISTINCT_SECONDS=${DISTINCT_SECONDS:-120}
+DISTINCT_SECONDS=${DISTINCT_SECONDS:-30}
 
 # n3's first call after a start on node $1 (the node of server n$1) is refused with SN001, naming
 # that server, and n3 issued not one ID.
@@ -175,16 +175,16 @@ plain() { psql_on n3 -d plain -At -c "SET client_min_messages = warning" -c "$1"
 plain "CREATE TABLE items (id bigint PRIMARY KEY, server integer NOT NULL, phase integer NOT NULL)"
 # The rows of section 7 in plain; n3's log tells more than $1 times that plain's subscription stopped.
 plain_rows() { plain "SELECT count(*) FROM items WHERE phase = 7"; }
-missing='target relation "public.snowflake_node_claims" does not exist'
+missing='target relation "snowflake_node_check.claims" does not exist'
 stopped_more_than() { [ "$(log_lines n3 "$missing")" -gt "$1" ]; }
 refused=$(plain "CREATE SUBSCRIPTION plain_all CONNECTION '$(dsn n1)' PUBLICATION items_pub" 2>&1) || true
 check "a subscription to n1's FOR ALL TABLES publication is refused, naming the claims' table" \
-  grep -q 'relation "public.snowflake_node_claims" does not exist' <<<"$refused"
+  grep -q 'relation "snowflake_node_check.claims" does not exist' <<<"$refused"
 sql n1 "CREATE PUBLICATION late_pub FOR TABLE items" >/dev/null
 plain "CREATE SUBSCRIPTION plain_late CONNECTION '$(dsn n1)' PUBLICATION late_pub WITH (copy_data = false)"
 sql n1 "INSERT INTO items (server, phase) VALUES (1, 7)" >/dev/null
 check "n1's rows reach plain" wait_for 30 eval '[ "$(plain_rows)" = 1 ]'
-sql n1 "ALTER PUBLICATION late_pub ADD TABLE snowflake_node_claims" >/dev/null
+sql n1 "ALTER PUBLICATION late_pub ADD TABLE snowflake_node_check.claims" >/dev/null
 check "once n1 publishes its claims, plain's subscription stops at the first" wait_for 30 stopped_more_than 0
 stops=$(log_lines n3 "$missing")
 sql n1 "INSERT INTO items (server, phase) VALUES (1, 7)" >/dev/null

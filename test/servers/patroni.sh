@@ -96,7 +96,7 @@ wait_for 120 eval 'is_replica m2 && is_replica m3' || { tail -20 "$TOP/m2.log"; 
 sql m1 "CREATE EXTENSION snowflake" >/dev/null
 sql m1 "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval())" >/dev/null
 # Member $1's node, and where it came from.
-node_of() { sql "$1" "SELECT node || ' from ' || node_source FROM snowflake_stats()"; }
+node_of() { sql "$1" "SELECT node || ' from ' || node_source FROM snowflake_node_status()"; }
 for m in m1 m2 m3; do echo "$m: port ${SERVER_PORT[$m]}, node $(node_of $m)"; done
 # The node check's first pass after CREATE EXTENSION, within its interval, claims m1's node.
 check "m1's node check claims its node" wait_for 15 node_check_is m1 ok
@@ -188,7 +188,7 @@ for m in m1 m2 m3; do
 done
 echo "the claims on $NEW (one a primary: a promotion starts a timeline):"
 sql "$NEW" "SELECT timeline, node, server, heartbeat > now() - interval '25 s' AS live
-  FROM snowflake_node_claims ORDER BY timeline" | sed 's/^/  /'
+  FROM snowflake_node_check.claims ORDER BY timeline" | sed 's/^/  /'
 check "$SW came back through pg_rewind" grep -q 'pg_rewind' "$TOP/$SW.log"
 echo "IDs acknowledged per member: $(cut -d'|' -f2 "$TOP/acked" | sort | uniq -c | awk '{printf "%s port %s; ", $1, $2}')"
 echo "outages (longest gaps between acknowledged writes, printed only): $(cut -d'|' -f3 "$TOP/acked" |

@@ -4,4 +4,4 @@
 CREATE EXTENSION pglogical;
 SELECT pglogical.create_node(node_name := :'me', dsn := :'my_dsn');
 SELECT pglogical.replication_set_add_table('default', 'items');
-SELECT pglogical.replication_set_add_table('default', 'snowflake_node_claims');
+SELECT pglogical.replication_set_add_table('default', 'snowflake_node_check.claims');

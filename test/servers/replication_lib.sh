@@ -46,7 +46,7 @@ log_lines() { grep -cE "$2" "${SERVER_DIR[$1]}/log" || true; }
 # Lines of server $1's log about a conflict or an error on the user's table: the node check's claims
 # aside, whose first renewal after a subscription made without a copy deletes a row the subscriber
 # lacks (skipped; pglogical logs it as a CONFLICT, PostgreSQL 18 and later as delete_missing).
-item_conflicts() { grep -E 'CONFLICT|conflict|ERROR' "${SERVER_DIR[$1]}/log" | grep -vc snowflake_node_claims || true; }
+item_conflicts() { grep -E 'CONFLICT|conflict|ERROR' "${SERVER_DIR[$1]}/log" | grep -vc snowflake_node_check.claims || true; }
 
 # How a claim names server $1: the host name of its postmaster and its port.
 claimant() { echo "$(hostname):${SERVER_PORT[$1]}"; }
@@ -54,14 +54,14 @@ claimant() { echo "$(hostname):${SERVER_PORT[$1]}"; }
 # Server $1's node check reports $2 ("node conflict", or "node conflict: refusing"), naming server $3.
 reports_conflict() {
   node_check_is "$1" "$2" &&
-    [[ "$(sql "$1" "SELECT node_conflict FROM snowflake_stats()")" == "$(claimant "$3") "* ]]
+    [[ "$(sql "$1" "SELECT node_conflict FROM snowflake_node_status()")" == "$(claimant "$3") "* ]]
 }
 
 # Server $1 holds a claim of server $2 renewed after the time $3 (server $1's clock: one machine).
 holds_claim_since() {
   local sid
   sid=$(sql "$2" "SELECT system_identifier FROM pg_control_system()")
-  [ "$(sql "$1" "SELECT count(*) FROM snowflake_node_claims
+  [ "$(sql "$1" "SELECT count(*) FROM snowflake_node_check.claims
     WHERE system_identifier = '$sid' AND heartbeat > '$3'::timestamptz")" -gt 0 ]
 }
 

@@ -11,7 +11,10 @@
 #   3. Back to 0.4.0: its library, built from its release commit (cached under
 #      /var/cache/snowflake-rollback), installed with make install while the server runs, then
 #      a restart. It reads the state file this version wrote (new IDs above every ID issued
-#      before), serves this version's catalog, and a C function it lacks fails naming its symbol.
+#      before), serves this version's catalog (every C function both have runs, snowflake_stats()
+#      among them, whose columns stay for that reason), a C function it lacks fails naming its symbol,
+#      and snowflake_cluster_nodes() still lists the server. A setting 0.4.0 does not know
+#      (snowflake.node_source) stops it from starting; removed, with snowflake.node set, it starts.
 # Usage, as root with the extension built: bash test/servers/rollback.sh (port 56481).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -126,6 +129,22 @@ for symbol in $lacking; do
   check "$symbol fails naming its symbol (42883)" grep -q "^$symbol: 42883 could not find function \"$symbol\"" <<<"$failed"
 done
 [ -n "$failed" ] && echo "$failed" | sed 's/^/failed: /'
+check "snowflake_cluster_nodes() lists the server on $PREVIOUS's library, its node_source unknown" \
+  [ "$(sql r "SELECT node || ' ' || coalesce(problem, 'fine') || ' ' || coalesce(node_source, 'NULL') FROM snowflake_cluster_nodes()")" = "1 fine NULL" ]
+
+# A server that took its node from snowflake.node_source: 0.4.0 does not start with a setting it does
+# not know; without it, and with snowflake.node naming the node, it does (docs/upgrading.md).
+server_stop r
+conf=${SERVER_DIR[r]}/data/postgresql.conf
+sed -i '/^snowflake\.node = /d' "$conf"
+echo "snowflake.node_source = 'env:SNOWFLAKE_ROLLBACK_NODE'" >>"$conf"
+check "a setting this version added stops $PREVIOUS from starting, naming it" \
+  eval '! server_start r >/dev/null 2>&1 && grep -q "unrecognized configuration parameter \"snowflake.node_source\"" "${SERVER_DIR[r]}/log"'
+sed -i '/^snowflake\.node_source = /d' "$conf"
+echo "snowflake.node = 1" >>"$conf"
+server_start r
+check "... removed, and snowflake.node set to the node, $PREVIOUS issues IDs above every ID before" \
+  [ "$(sql r "INSERT INTO items DEFAULT VALUES RETURNING id > $last")" = t ]
 
 server_stop r
 # Passed: the copy of PostgreSQL and the data directory go; after a failure they stay to be read.

@@ -9,7 +9,9 @@
 // default containing "nextval" as autoincrement and always plans an ALTER
 // TYPE, but updateSchema() keeps the default. The traps: a naive bigint key
 // becomes bigserial, and after snowflake_convert_column() its updateSchema()
-// drops the default.
+// drops the default. MikroORM's schema tools read every schema the role may
+// see: the recipe's ignoreSchema keeps the extension's own schema out, and the
+// trap without it is a diff that drops the node check's table.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -48,6 +50,9 @@ const Naive = new EntitySchema<Item>({
   properties: { id: { type: 'bigint', primary: true }, v: { type: 'text', nullable: true } },
 });
 
+// The recipe's options: the schema tools leave the extension's own schema alone.
+const schemaGenerator = { ignoreSchema: ['snowflake_node_check'] };
+
 let admin: pg.Pool;
 let db: pg.Pool;
 let orm: MikroORM;
@@ -65,7 +70,7 @@ before(async () => {
   await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
   await admin.query(`CREATE DATABASE ${DB}`);
   db = new pg.Pool({ connectionString: clientUrl, max: 1 });
-  orm = await MikroORM.init({ entities: [Post, Order], clientUrl });
+  orm = await MikroORM.init({ entities: [Post, Order], clientUrl, schemaGenerator });
   await orm.schema.createSchema();
 });
 after(async () => {
@@ -94,7 +99,7 @@ for (const [entity, table] of [[Post, 'mikro_sf'], [Order, 'mikro_big']] as cons
 test('MikroORM: the schema diff keeps the defaults; only the snowflake-typed key has an empty one', async () => {
   assert.equal(await key('mikro_sf'), 'snowflake snowflake_nextval()');
   assert.equal(await key('mikro_big'), 'int8 snowflake_nextval()');
-  const sf = await MikroORM.init({ entities: [Post], clientUrl });
+  const sf = await MikroORM.init({ entities: [Post], clientUrl, schemaGenerator });
   try {
     assert.equal((await sf.schema.getUpdateSchemaSQL({ wrap: false, safe: true })).trim(), '');
   } finally {
@@ -108,7 +113,7 @@ test('MikroORM: the schema diff keeps the defaults; only the snowflake-typed key
 });
 
 test('MikroORM trap: a naive bigint key is bigserial, and after conversion updateSchema() drops the default', async () => {
-  const naive = await MikroORM.init({ entities: [Naive], clientUrl });
+  const naive = await MikroORM.init({ entities: [Naive], clientUrl, schemaGenerator });
   try {
     assert.match(await naive.schema.getCreateSchemaSQL({ wrap: false }), /"id" bigserial/);
     await naive.schema.execute('create table "mikro_naive" ("id" bigserial primary key, "v" text null)');
@@ -118,5 +123,15 @@ test('MikroORM trap: a naive bigint key is bigserial, and after conversion updat
     assert.equal(await key('mikro_naive'), 'int8 no default');
   } finally {
     await naive.close();
+  }
+});
+
+test('MikroORM trap: without ignoreSchema, a superuser\'s diff drops the node check\'s table', async () => {
+  const bare = await MikroORM.init({ entities: [Post, Order], clientUrl });
+  try {
+    assert.match(await bare.schema.getUpdateSchemaSQL({ wrap: false }), /drop table if exists "snowflake_node_check"\."claims"/);
+    assert.doesNotMatch(await orm.schema.getUpdateSchemaSQL({ wrap: false }), /snowflake_node_check/);
+  } finally {
+    await bare.close();
   }
 });
