@@ -229,7 +229,7 @@ demo_nonroot() {
   echo "$user ALL=(root) NOPASSWD: /usr/bin/make, /usr/bin/apt-get" >/etc/sudoers.d/snowflake-demo
   chmod 440 /etc/sudoers.d/snowflake-demo
   copy_worktree "$home/snowflake" && chown -R "$user:" "$home/snowflake" &&
-    runuser -u "$user" -- bash "$home/snowflake/test/demo_check.sh" "$home/snowflake" 56620 56621
+    runuser -u "$user" -- bash "$home/snowflake/test/demo_check.sh" "$home/snowflake" 26620 26621
 }
 
 # Waits for the background set-up of the matrix's chroots; fails as it failed.
@@ -273,8 +273,8 @@ declare_suite citus 'host full:pg<=18' "a Citus coordinator and two workers, bui
   bash "$ROOT/test/servers/citus.sh"
 declare_suite patroni host "Patroni and etcd: a switchover and a kill -9 of the leader under a writer" \
   bash "$ROOT/test/servers/patroni.sh"
-declare_suite demo host "the run command as root in this checkout (ports 56610, 56611)" \
-  bash "$ROOT/test/demo_check.sh" "$ROOT" 56610 56611
+declare_suite demo host "the run command as root in this checkout (ports 26610, 26611)" \
+  bash "$ROOT/test/demo_check.sh" "$ROOT" 26610 26611
 declare_suite demo-nonroot host "the run command as a user with sudo for make and apt-get only" demo_nonroot
 declare_suite matrix-chroots host "waits for the matrix's chroots, made in the background, and prints their log" \
   matrix_chroots

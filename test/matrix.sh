@@ -177,7 +177,7 @@ run_suites() {
 # The run command inside chroot $1 as a newcomer runs it: no PG_MAJOR, so it picks the chroot's
 # PostgreSQL ($2) itself (test/demo_check.sh checks the rows, a port change and the stop).
 run_demo() {
-  in_chroot "$1" bash /srv/snowflake/test/demo_check.sh /srv/snowflake 56630 56631
+  in_chroot "$1" bash /srv/snowflake/test/demo_check.sh /srv/snowflake 26630 26631
 }
 
 # The full benchmarks inside chroot $1 against PostgreSQL $2; their results go to build/matrix/pg$2.

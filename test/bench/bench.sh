@@ -57,7 +57,7 @@ make_cluster() {
     "snowflake.layout = '${3:-twitter}'"
 }
 
-make_cluster main 56700
+make_cluster main 26700
 server_start main
 
 # Runs SQL on the benchmark server; -At output.
@@ -131,7 +131,7 @@ if [ "$LONG_N" -gt 0 ]; then
 fi
 
 # --- 2. Instructions per call, with callgrind on a single-user backend.
-make_cluster single 56701
+make_cluster single 26701
 SINGLE=${SERVER_DIR[single]}/data
 as_postgres "$PG_BIN/postgres" --single -D "$SINGLE" postgres <<<"$SETUP" >/dev/null 2>&1
 # Instructions of one single-user session that runs SELECT count($1) over $CALLS rows (on the cluster
@@ -165,7 +165,7 @@ else
   # The other presets: a 10 ms tick (sonyflake) pays a division per call; js53 fills its 128 IDs a
   # millisecond under callgrind's slowdown now and then, and takes the general step for the next one.
   for layout in sonyflake js53; do
-    make_cluster "$layout" 56702 "$layout"
+    make_cluster "$layout" 26702 "$layout"
     as_postgres "$PG_BIN/postgres" --single -D "${SERVER_DIR[$layout]}/data" postgres <<<"CREATE EXTENSION snowflake;" >/dev/null 2>&1
     ir=$(instructions "snowflake_nextval()" "$layout" "${SERVER_DIR[$layout]}/data")
     require_number "$layout's instructions" "$ir"

@@ -17,7 +17,7 @@ if [ "${1:-}" = --quick ]; then
   SECONDS_EACH=2 ROUNDS=1
 fi
 SUITE_NAME=bench-block-loop SERVER_LISTEN=
-PORT=56740
+PORT=26740
 
 build_and_install
 

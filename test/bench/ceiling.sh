@@ -25,7 +25,7 @@ ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$P
 build_and_install
 
 SUITE_NAME=bench-ceiling SERVER_LISTEN=
-server_init main 56730 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" \
+server_init main 26730 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" \
   "snowflake.clock_policy = wait"
 server_start main
 

@@ -50,7 +50,7 @@ measure() {
   local label=$1 tps latencies p999 max counters
   shift
   rm -f "$DIR"/log.*
-  server_init disk 56720 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" \
+  server_init disk 26720 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" \
     "snowflake.fault_injection = on"
   # The extension and the state file are made in a first start of their own: under strace, no
   # fsync is then under way while pgbench's backends are forked (see above). pgbench connects

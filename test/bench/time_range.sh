@@ -26,7 +26,7 @@ ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$P
 build_and_install
 
 SUITE_NAME=bench-time-range SERVER_LISTEN=
-server_init main 56710 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" "snowflake.backfill_node = 1023"
+server_init main 26710 "fsync = on" "shared_preload_libraries = 'snowflake'" "snowflake.node = 1" "snowflake.backfill_node = 1023"
 server_start main
 
 started=$SECONDS

@@ -10,8 +10,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DOCS=$HERE/../../docs/monitoring
-EXPORTER_PORT=${EXPORTER_PORT:-56301}
-ELSEWHERE_PORT=${EXPORTER_ELSEWHERE_PORT:-56303}
+EXPORTER_PORT=${EXPORTER_PORT:-26301}
+ELSEWHERE_PORT=${EXPORTER_ELSEWHERE_PORT:-26303}
 psql_() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 
 psql_ -c "DROP ROLE IF EXISTS snowflake_exporter" -c "CREATE ROLE snowflake_exporter LOGIN IN ROLE pg_monitor"

@@ -7,7 +7,7 @@
 # Asserts: every ID unique, every ID on this server's node, no failed transaction.
 # pgbouncer runs as postgres (it refuses root) and is stopped by the PID it writes.
 set -euo pipefail
-PORT=${PGBOUNCER_PORT:-56302}
+PORT=${PGBOUNCER_PORT:-26302}
 DIR=${CLIENTS_DIR:?}/pgbouncer
 PG_BIN=${PG_BIN:?}
 psql_() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }

@@ -18,15 +18,15 @@
 #   java      java/HibernateBlocks.java (JDBC, Hibernate 3.6)
 #   go        go/pgx_test.go (pgx v4);  rust  rust/tests/keys.rs (tokio-postgres 0.7)
 #   rails     ruby/activerecord_trap_test.rb, then ruby/activerecord_test.rb (Active Record 6.1)
-#   exporter  exporter.sh (prometheus-postgres-exporter and promtool, 127.0.0.1:56301)
-#   pgbouncer pgbouncer.sh (transaction pooling under pgbench, 127.0.0.1:56302)
+#   exporter  exporter.sh (prometheus-postgres-exporter and promtool, 127.0.0.1:26301)
+#   pgbouncer pgbouncer.sh (transaction pooling under pgbench, 127.0.0.1:26302)
 # setup.sql, loaded into postgres and template1, creates the extension and the
 # helpers the framework tests share: clients_make_tables(prefix) (a bigint-keyed
 # and a snowflake-keyed table) and clients_check_ids(table, ids), which passes
 # only when the IDs a client got back are exactly the table's id::text and at
 # least one of them is an ID a double cannot hold.
 # The server (test/lib/server.sh) lives under build/servers/clients, listens
-# on 127.0.0.1:$CLIENTS_PORT (56300 by default), node 7. The JavaScript parts
+# on 127.0.0.1:$CLIENTS_PORT (26300 by default), node 7. The JavaScript parts
 # share one npm ci of js/package-lock.json (the first of them pays for it) and
 # need Node 20.19 or later (Prisma 7's minimum). Builds that outlive a run (Go's
 # cache, Rust's target directory keyed on Cargo.lock) are kept under
@@ -51,7 +51,7 @@
 source "$(dirname "$0")/../lib/server.sh"
 
 SUITE_NAME=clients
-PORT=${CLIENTS_PORT:-56300}
+PORT=${CLIENTS_PORT:-26300}
 HERE=$ROOT/test/clients
 CACHE=/var/cache/snowflake-clients
 ALL_PARTS=(python django asyncpg js prisma kysely mikroorm php laravel java go rust rails exporter pgbouncer)

@@ -44,7 +44,7 @@
 #      snowflake_cluster_nodes() does not.
 # It prints each section's time at the end.
 # Usage, as root with the extension installed: bash test/servers/citus.sh
-# (ports 56460-56465; CITUS_SECONDS sets the length of the short pgbench runs, CITUS_LOAD_SECONDS the long one).
+# (ports 26460-26465; CITUS_SECONDS sets the length of the short pgbench runs, CITUS_LOAD_SECONDS the long one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SUITE_NAME=citus
@@ -219,7 +219,7 @@ section() {
 SECTION_TIMES=()
 
 # The node of the server on port $1 while each has the one its group gives (the coordinator 1, the workers 2 and 3).
-node_sql="CASE port WHEN 56460 THEN 1 WHEN 56461 THEN 2 WHEN 56462 THEN 3 END"
+node_sql="CASE port WHEN 26460 THEN 1 WHEN 26461 THEN 2 WHEN 26462 THEN 3 END"
 
 install_citus
 section "set-up: docs/citus.md's commands for each server"
@@ -229,7 +229,7 @@ SERVER_DATABASE=app
 PASSWORD=$(head -c 18 /dev/urandom | base64 | tr -dc A-Za-z0-9)
 export PGPASSFILE=$SERVERS/$SUITE_NAME/pgpass
 pids=()
-for n in c:56460 w1:56461 w2:56462; do server_adopt "${n%:*}" "${n#*:}"; done
+for n in c:26460 w1:26461 w2:26462; do server_adopt "${n%:*}" "${n#*:}"; done
 echo "*:*:*:postgres:$PASSWORD" >"$PGPASSFILE" && chown postgres "$PGPASSFILE" && chmod 600 "$PGPASSFILE"
 for n in c w1 w2; do
   citus_setup $n &
@@ -241,17 +241,17 @@ for p in "${pids[@]}"; do wait "$p" || status=1; done
 check "connections over TCP need the password (scram-sha-256): one without it is refused" grep -q 'no password supplied' \
   <<<"$(PGPASSFILE=/dev/null psql_on c -w -c 'SELECT 1' 2>&1)"
 echo "Citus $(sql c "SELECT extversion FROM pg_extension WHERE extname = 'citus'") on PostgreSQL" \
-  "$(sql c "SHOW server_version"): coordinator 127.0.0.1:56460, workers 56461 and 56462, in database app;" \
+  "$(sql c "SHOW server_version"): coordinator 127.0.0.1:26460, workers 26461 and 26462, in database app;" \
   "set up in $((SECONDS - section_start)) s"
 
 section "1. the cluster, each server's node from its Citus group"
 sql_file c "$HERE/cluster.sql" >/dev/null
 start=$SECONDS
 check "every server has its node once its node check has connected to app and passed" \
-  wait_for 30 eval '[ "$(problems)" = "56460=-,56461=-,56462=-" ]'
+  wait_for 30 eval '[ "$(problems)" = "26460=-,26461=-,26462=-" ]'
 echo "every server had its node $((SECONDS - start)) s after the cluster was built"
 check "Citus's groups: the coordinator 0, the workers 1 and 2" [ "$(sql c "
-  SELECT string_agg(nodeport || ':' || groupid, ',' ORDER BY nodeport) FROM pg_dist_node")" = "56460:0,56461:1,56462:2" ]
+  SELECT string_agg(nodeport || ':' || groupid, ',' ORDER BY nodeport) FROM pg_dist_node")" = "26460:0,26461:1,26462:2" ]
 check "CREATE EXTENSION snowflake reached both workers, the one added afterwards included" [ "$(sql c "
   SELECT count(*) FROM run_command_on_all_nodes(\$\$SELECT extversion FROM pg_extension WHERE extname = 'snowflake'\$\$)
   WHERE success AND result = '$(control_version)'")" -eq 3 ]
@@ -259,7 +259,7 @@ for n in c w1; do
   check "snowflake_cluster_nodes() on $n: nodes 1, 2 and 3 from groups 0, 1 and 2 plus the offset" \
     [ "$(sql $n "SELECT string_agg(role || ' ' || node || ' ' || node_source, ', ' ORDER BY server) FROM snowflake_cluster_nodes()")" = \
     "coordinator 1 Citus group 0 + snowflake.node_offset 1, worker 2 Citus group 1 + snowflake.node_offset 1, worker 3 Citus group 2 + snowflake.node_offset 1" ]
-  check "snowflake_cluster_nodes() on $n finds no problem" [ "$(problems $n)" = "56460=-,56461=-,56462=-" ]
+  check "snowflake_cluster_nodes() on $n finds no problem" [ "$(problems $n)" = "26460=-,26461=-,26462=-" ]
 done
 sql_file c "$HERE/nodes.sql" | sed 's/^/cluster: /'
 
@@ -341,7 +341,7 @@ step "the servers that join, made at once with the page's set-up"
 # x1 as the page has it; x2 with snowflake.node (set to x1's before it joins); w3 with another epoch and,
 # first, snowflake before citus in shared_preload_libraries.
 pids=()
-for n in x1:56463 x2:56464 w3:56465; do server_adopt "${n%:*}" "${n#*:}"; done
+for n in x1:26463 x2:26464 w3:26465; do server_adopt "${n%:*}" "${n#*:}"; done
 citus_setup x1 &
 pids+=($!)
 citus_setup x2 "snowflake.node_source = 'setting'" &
@@ -364,19 +364,19 @@ check "a server in no cluster's metadata yet refuses: 55000 'in no Citus cluster
   <<<"$(error_of x1 "SELECT snowflake_nextval()")"
 check "... with the state 'citus group unknown'" [ "$(sql x1 "SELECT state || ': ' || detail FROM snowflake_state()")" = \
   "citus group unknown: this server is in no Citus cluster's metadata yet" ]
-sql c "SELECT citus_add_node('127.0.0.1', 56463)" >/dev/null
-group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 56463")
+sql c "SELECT citus_add_node('127.0.0.1', 26463)" >/dev/null
+group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 26463")
 start=$(epoch_ms)
 check "once added, it issues within the interval, under its group's node ($group + 1), with no setting" \
   wait_for $((2 * interval + 5)) eval '[ "$(sql x1 "SELECT (snowflake_parse(snowflake_nextval())).node")" = $((group + 1)) ]'
 echo "x1 (group $group) issued under node $((group + 1)) $(($(epoch_ms) - start)) ms after citus_add_node"
 
 step "3b. removed and added again: a new group"
-sql c "SELECT citus_remove_node('127.0.0.1', 56463)" >/dev/null
+sql c "SELECT citus_remove_node('127.0.0.1', 26463)" >/dev/null
 check "removed, it keeps its metadata, and its node, $((group + 1)): a group no one else will be given" \
   [ "$(stats_of x1 node) $(sql x1 "SELECT groupid FROM pg_dist_local_group")" = "$((group + 1)) $group" ]
-sql c "SELECT citus_add_node('127.0.0.1', 56463)" >/dev/null
-old_group=$group old=$((group + 1)) group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 56463")
+sql c "SELECT citus_add_node('127.0.0.1', 26463)" >/dev/null
+old_group=$group old=$((group + 1)) group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 26463")
 x1_node=$((group + 1))
 start=$(epoch_ms)
 check "added again, it has a new group ($group, after $old_group): Citus never hands one out twice" [ "$group" -gt "$old_group" ]
@@ -400,7 +400,7 @@ x1_writer=$!
 stream_inserts x2 "$x2_going" "$SERVERS/$SUITE_NAME/x2.errors" &
 x2_writer=$!
 added_ms=$(epoch_ms)
-sql c "SELECT citus_add_node('127.0.0.1', 56464)" >/dev/null
+sql c "SELECT citus_add_node('127.0.0.1', 26464)" >/dev/null
 add_ms=$(($(epoch_ms) - added_ms))
 check "the later server refuses within the interval: state 'node conflict'" \
   wait_for $((2 * interval + 5)) eval '[ "$(stats_of x2 state)" = "node conflict" ]'
@@ -411,20 +411,20 @@ check "... and keeps issuing" eval 'sql x1 "SELECT snowflake_nextval()" >/dev/nu
 out=$(error_of x2 "SELECT snowflake_nextval()")
 check "the later one's calls fail with SN001, naming the earlier one" grep -q \
   "^ERROR:  SN001: snowflake node $x1_node is claimed by another server, which took it first" <<<"$out"
-check "... whose DETAIL names it by its host name and port" grep -q "^DETAIL:  The other server: [^ ]*:56463 " <<<"$out"
-check "the later one logged a WARNING: it refuses" grep -q "WARNING:  snowflake: node $x1_node is claimed by .*:56463 .*this server refuses IDs" \
+check "... whose DETAIL names it by its host name and port" grep -q "^DETAIL:  The other server: [^ ]*:26463 " <<<"$out"
+check "the later one logged a WARNING: it refuses" grep -q "WARNING:  snowflake: node $x1_node is claimed by .*:26463 .*this server refuses IDs" \
   "${SERVER_DIR[x2]}/log"
 check "the earlier one logged a WARNING naming the later one" grep -q \
-  "WARNING:  snowflake: node $x1_node is also claimed by .*:56464 " "${SERVER_DIR[x1]}/log"
+  "WARNING:  snowflake: node $x1_node is also claimed by .*:26464 " "${SERVER_DIR[x1]}/log"
 out=$(sql x1 "SELECT count(*) FROM snowflake_cluster_nodes()" 2>&1)
 check "snowflake_cluster_nodes() flags both 'shared node', no other server" [ "$(problems x1)" = \
-  "56460=-,56461=-,56462=-,56463=shared node,56464=shared node" ]
+  "26460=-,26461=-,26462=-,26463=shared node,26464=shared node" ]
 check "... with a WARNING naming both" grep -q \
-  "WARNING:  snowflake.node $x1_node is used by more than one server: 127.0.0.1:56463, 127.0.0.1:56464" <<<"$out"
+  "WARNING:  snowflake.node $x1_node is used by more than one server: 127.0.0.1:26463, 127.0.0.1:26464" <<<"$out"
 rm "$x1_going" "$x2_going"
 wait $x1_writer $x2_writer
-read -r x2_rows x1_rows x1_after dup <<<"$(sql c "SELECT count(*) FILTER (WHERE port = 56464), count(*) FILTER (WHERE port = 56463),
-  count(*) FILTER (WHERE port = 56463 AND snowflake_timestamp(id) > to_timestamp($refused_ms / 1000.0)),
+read -r x2_rows x1_rows x1_after dup <<<"$(sql c "SELECT count(*) FILTER (WHERE port = 26464), count(*) FILTER (WHERE port = 26463),
+  count(*) FILTER (WHERE port = 26463 AND snowflake_timestamp(id) > to_timestamp($refused_ms / 1000.0)),
   count(*) - count(DISTINCT id) FROM window_rows" | tr '|' ' ')"
 check "the earlier server's writer had no error, and wrote on after the refusal ($x1_after rows)" \
   [ ! -s "$SERVERS/$SUITE_NAME/x1.errors" -a "$x1_after" -gt 0 ]
@@ -462,7 +462,7 @@ rest_ms=$(tail -n +2 <<<"$calls" | cut -d' ' -f2 | sort -n | awk '{a[NR] = $1} E
 pass_ms=$(($(logged_at_ms x2 'which took it first: this server refuses IDs' "$from_line") - $(epoch_ms "$(sql x2 "SELECT pg_postmaster_start_time()")")))
 echo "start-up: 5 calls from before x2 was up, 0 IDs; the first took $first_ms ms, the others $rest_ms ms (median);" \
   "the first pass refused $pass_ms ms after the postmaster started"
-for port in 56464 56463; do sql c "SELECT citus_remove_node('127.0.0.1', $port)" >/dev/null; done
+for port in 26464 26463; do sql c "SELECT citus_remove_node('127.0.0.1', $port)" >/dev/null; done
 server_stop x2
 server_stop x1
 
@@ -472,17 +472,17 @@ sed -i "/^shared_preload_libraries = 'snowflake,citus'$/d" "$w3_conf" # the page
 server_start w3
 on_server w3 "$PGB/createdb" app # the rest of setup.sh
 sql w3 "CREATE EXTENSION citus" >/dev/null
-sql c "SELECT citus_add_node('127.0.0.1', 56465)" >/dev/null
-w3_group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 56465")
+sql c "SELECT citus_add_node('127.0.0.1', 26465)" >/dev/null
+w3_group=$(sql c "SELECT groupid FROM pg_dist_node WHERE nodeport = 26465")
 check "a server with another epoch: flagged 'epoch differs' once it has its node (its node check retries app every 10 s)" \
-  wait_for 30 eval '[ "$(problems)" = "56460=-,56461=-,56462=-,56465=epoch differs" ]'
+  wait_for 30 eval '[ "$(problems)" = "26460=-,26461=-,26462=-,26465=epoch differs" ]'
 sql w3 "ALTER SYSTEM SET snowflake.node_offset = 1023" >/dev/null
 sql w3 "SELECT pg_reload_conf()" >/dev/null
 check "snowflake.node_offset 1023 puts group $w3_group past the layout's last node: 'node out of range'" \
   wait_for 10 eval '[ "$(stats_of w3 state)" = "node out of range" ]'
 check "... its calls fail with 55000, naming the offset and the group" grep -q "^ERROR:  55000: snowflake.node_offset 1023 and the number snowflake.node_source gives, $w3_group, make a node outside 0 to 1023" \
   <<<"$(error_of w3 "SELECT snowflake_nextval()")"
-check "... and it is flagged so" [ "$(problems)" = "56460=-,56461=-,56462=-,56465=node out of range" ]
+check "... and it is flagged so" [ "$(problems)" = "26460=-,26461=-,26462=-,26465=node out of range" ]
 # A table in a colocation group of its own, so that some of its shards are on the new server: what fails
 # on the coordinator then is what evaluates the default there.
 sql c "CREATE TABLE late (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n integer);
@@ -492,10 +492,10 @@ coordinator_failures() {
   local expected=$1 out
   out=$(error_of c "INSERT INTO late (n) SELECT n FROM late")
   check "... on the coordinator, INSERT ... SELECT from a distributed table fails there" \
-    eval 'grep -q "$expected" <<<"$out" && grep -q "^CONTEXT:  while executing command on 127.0.0.1:56465" <<<"$out"'
+    eval 'grep -q "$expected" <<<"$out" && grep -q "^CONTEXT:  while executing command on 127.0.0.1:26465" <<<"$out"'
   out=$(error_of c "ALTER TABLE late ADD COLUMN public_id bigint DEFAULT snowflake_nextval()")
   check "... and so does ALTER TABLE ... ADD COLUMN ... DEFAULT snowflake_nextval()" \
-    eval 'grep -q "$expected" <<<"$out" && grep -q "^CONTEXT:  while executing command on 127.0.0.1:56465" <<<"$out"'
+    eval 'grep -q "$expected" <<<"$out" && grep -q "^CONTEXT:  while executing command on 127.0.0.1:26465" <<<"$out"'
   check "... while a single-row INSERT through the coordinator goes on" sql c "INSERT INTO late (n) VALUES (0)"
 }
 coordinator_failures "^ERROR:  55000: snowflake.node_offset 1023"
@@ -509,32 +509,32 @@ sed -i '/^snowflake.epoch/d' "$w3_conf"
 echo "snowflake.layout = 'sonyflake'" >>"$w3_conf"
 server_start w3
 check "a server with another layout: flagged 'layout differs'" \
-  wait_for $((2 * interval + 5)) eval '[ "$(problems)" = "56460=-,56461=-,56462=-,56465=layout differs" ]'
+  wait_for $((2 * interval + 5)) eval '[ "$(problems)" = "26460=-,26461=-,26462=-,26465=layout differs" ]'
 server_stop w3
 sed -i "s/^shared_preload_libraries = 'citus,snowflake'/shared_preload_libraries = 'citus'/" "$w3_conf"
 server_start w3
 check "a server that does not preload snowflake: flagged 'not preloaded'" \
-  [ "$(problems)" = "56460=-,56461=-,56462=-,56465=not preloaded" ]
+  [ "$(problems)" = "26460=-,26461=-,26462=-,26465=not preloaded" ]
 coordinator_failures "^ERROR:  55000: snowflake must be loaded via shared_preload_libraries"
 sql c "DROP TABLE late" >/dev/null
 sql w3 "SET citus.enable_ddl_propagation = off; DROP EXTENSION snowflake CASCADE" >/dev/null
 check "a server without the extension: flagged with its error" \
-  [ "$(problems)" = "56460=-,56461=-,56462=-,56465=error: function public.snowflake_stats() does not exist" ]
+  [ "$(problems)" = "26460=-,26461=-,26462=-,26465=error: function public.snowflake_stats() does not exist" ]
 server_stop w3
-check "a stopped server: flagged 'unreachable'" [ "$(problems)" = "56460=-,56461=-,56462=-,56465=unreachable" ]
+check "a stopped server: flagged 'unreachable'" [ "$(problems)" = "26460=-,26461=-,26462=-,26465=unreachable" ]
 server_start w3 # removing it drops its copies of the reference tables
-sql c "SELECT citus_remove_node('127.0.0.1', 56465)" >/dev/null
+sql c "SELECT citus_remove_node('127.0.0.1', 26465)" >/dev/null
 server_stop w3
-check "the fourth server removed: no problem" [ "$(problems)" = "56460=-,56461=-,56462=-" ]
+check "the fourth server removed: no problem" [ "$(problems)" = "26460=-,26461=-,26462=-" ]
 
 step "3g. snowflake created before citus (in a database of its own on the coordinator and the first worker)"
 for n in c w1; do on_server $n "$PGB/createdb" early; done
 SERVER_DATABASE=early sql c "CREATE EXTENSION snowflake; CREATE EXTENSION citus" >/dev/null
 SERVER_DATABASE=early sql w1 "CREATE EXTENSION citus" >/dev/null
-SERVER_DATABASE=early sql c "SELECT citus_set_coordinator_host('127.0.0.1', 56460)" >/dev/null
-SERVER_DATABASE=early sql c "SELECT citus_add_node('127.0.0.1', 56461)" >/dev/null
+SERVER_DATABASE=early sql c "SELECT citus_set_coordinator_host('127.0.0.1', 26460)" >/dev/null
+SERVER_DATABASE=early sql c "SELECT citus_add_node('127.0.0.1', 26461)" >/dev/null
 check "a worker added afterwards gets no snowflake: the check says its function does not exist" [ "$(SERVER_DATABASE=early \
-  problems)" = "56460=-,56461=error: function public.snowflake_stats() does not exist" ]
+  problems)" = "26460=-,26461=error: function public.snowflake_stats() does not exist" ]
 SERVER_DATABASE=early sql c "CREATE TABLE firsts (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
   SELECT create_distributed_table('firsts', 'id')" >/dev/null
 check "... until a distributed table whose default calls it brings it" [ "$(SERVER_DATABASE=early sql w1 "
@@ -555,7 +555,7 @@ samples=$(wc -l <"$flags")
 # seen, but one server could not be asked.
 incomplete=$(grep -c ' incomplete -$' "$flags" || true)
 check "the node check of the three never flagged anything: $samples samples, each 'ok' on the server's own node ($incomplete 'incomplete')" \
-  [ "$samples" -gt 0 -a "$(grep -cvxE '56460 1 (ok|incomplete) -|56461 2 (ok|incomplete) -|56462 3 (ok|incomplete) -' "$flags")" = 0 ]
+  [ "$samples" -gt 0 -a "$(grep -cvxE '26460 1 (ok|incomplete) -|26461 2 (ok|incomplete) -|26462 3 (ok|incomplete) -' "$flags")" = 0 ]
 check "... and none of them logged a WARNING of snowflake's" not grep -q 'WARNING:  snowflake' "${SERVER_DIR[c]}/log" \
   "${SERVER_DIR[w1]}/log" "${SERVER_DIR[w2]}/log"
 check "the node check's WARNINGs name node $x1_node alone, x1's and x2's" [ "$(cat "${SERVER_DIR[x1]}/log" "${SERVER_DIR[x2]}/log" |
@@ -594,19 +594,19 @@ check "the page's query counts no row a day ago" [ "$(sql_file c "$HERE/time_ran
 
 section "5. a shard move under inserts"
 shard=$(sql c "SELECT min(s.shardid) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
-  JOIN pg_dist_node d ON d.groupid = p.groupid WHERE s.logicalrelid = 'items'::regclass AND d.nodeport = 56461")
+  JOIN pg_dist_node d ON d.groupid = p.groupid WHERE s.logicalrelid = 'items'::regclass AND d.nodeport = 26461")
 bench c 2 "$HERE/move.pgbench" >"$SERVERS/$SUITE_NAME/move.out" &
 writers=$!
 wait_for 20 eval '[ "$(sql c "SELECT count(*) FROM items WHERE path = '"'shard move'"'")" -gt 0 ]'
 move_start=$(sql c "SELECT clock_timestamp()")
 start=$SECONDS
-sql c "SELECT citus_move_shard_placement($shard, '127.0.0.1', 56461, '127.0.0.1', 56462)" >/dev/null
+sql c "SELECT citus_move_shard_placement($shard, '127.0.0.1', 26461, '127.0.0.1', 26462)" >/dev/null
 move_end=$(sql c "SELECT clock_timestamp()")
 move_time=$((SECONDS - start))
 check "the writers were still inserting when the move ended (it took $move_time s)" kill -0 $writers
 wait $writers && acknowledged=$(cat "$SERVERS/$SUITE_NAME/move.out") || acknowledged=
-check "shard $shard is on 127.0.0.1:56462 now" [ "$(sql c "SELECT d.nodeport FROM pg_dist_placement p
-  JOIN pg_dist_node d ON d.groupid = p.groupid WHERE p.shardid = $shard")" = 56462 ]
+check "shard $shard is on 127.0.0.1:26462 now" [ "$(sql c "SELECT d.nodeport FROM pg_dist_placement p
+  JOIN pg_dist_node d ON d.groupid = p.groupid WHERE p.shardid = $shard")" = 26462 ]
 read -r rows distinct during <<<"$(sql c "SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE
   get_shard_id_for_distribution_column('items', id) = $shard AND snowflake_timestamp(id) BETWEEN '$move_start' AND '$move_end')
   FROM items WHERE path = 'shard move'" | tr '|' ' ')"
@@ -718,11 +718,11 @@ planter_super() {
 sql c "SELECT count(*) FROM run_command_on_all_nodes(\$\$SELECT json_build_object('node', node, 'state', state, 'epoch', epoch,
   'layout', regexp_replace(layout_spec, ',epoch=-?[0-9]+\$', ''))::text FROM public.snowflake_stats()\$\$)" >/dev/null
 check "the planted function is the better match: 0.4.0's unqualified probe ran it on every server" \
-  [ "$(planter_super)" = "56460=t,56461=t,56462=t" ]
+  [ "$(planter_super)" = "26460=t,26461=t,26462=t" ]
 for n in c w1 w2; do sql $n "SET citus.enable_ddl_propagation = off; ALTER ROLE planter NOSUPERUSER" >/dev/null; done
 problems_now=$(problems)
-check "a superuser's snowflake_cluster_nodes() does not run it" [ "$(planter_super)" = "56460=f,56461=f,56462=f" ]
-check "... and finds no problem on any server" [ "$problems_now" = "56460=-,56461=-,56462=-" ]
+check "a superuser's snowflake_cluster_nodes() does not run it" [ "$(planter_super)" = "26460=f,26461=f,26462=f" ]
+check "... and finds no problem on any server" [ "$problems_now" = "26460=-,26461=-,26462=-" ]
 for n in c w1 w2; do
   sql $n "SET citus.enable_ddl_propagation = off; DROP FUNCTION public.json_build_object(text, integer, text, text, text,
     timestamptz, text, text); REVOKE CREATE ON SCHEMA public FROM planter; DROP ROLE planter" >/dev/null

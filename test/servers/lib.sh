@@ -1,6 +1,6 @@
 # Sourced by the suites under test/servers/ (multi-server engines: replication, Patroni, Citus): the
 # harness for scratch servers (test/lib/server.sh, whose functions they use), with these suites'
-# conventions of their own: ports 56400-56599, every statement they run ending within 2 minutes,
+# conventions of their own: ports 26400-26599, every statement they run ending within 2 minutes,
 # whatever happens to the servers, and sections (section) that print their times; and the node check
 # as each server reports it, watched through a run (watch_checks).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/server.sh"

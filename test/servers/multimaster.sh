@@ -27,7 +27,7 @@
 #      someone repairs it.
 # Prints each section's time. Usage, as root with the extension installed:
 # bash test/servers/multimaster.sh [pglogical|native] (default: pglogical on PostgreSQL 15, native
-# later). Ports 56400-56401.
+# later). Ports 26400-26401.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/replication_lib.sh"
 
@@ -56,7 +56,7 @@ fi
 
 section "set-up"
 for n in 1 2; do
-  server_init "n$n" $((56399 + n)) "${conf[@]}" "snowflake.node = $n" \
+  server_init "n$n" $((26399 + n)) "${conf[@]}" "snowflake.node = $n" \
     "wal_level = logical" "track_commit_timestamp = on" "max_worker_processes = 16" \
     "max_replication_slots = 8" "max_wal_senders = 8"
   server_start "n$n"
@@ -72,7 +72,7 @@ done
 subscribed_at=$(now_on n1)
 sql_file n1 "$HERE/${MODE}_subscribe.sql" peer=n2 peer_dsn="$(dsn n2)" >/dev/null
 sql_file n2 "$HERE/${MODE}_subscribe.sql" peer=n1 peer_dsn="$(dsn n1)" >/dev/null
-echo "$MODE both ways between n1 (node 1, port 56400) and n2 (node 2, port 56401), PostgreSQL $PG_MAJOR"
+echo "$MODE both ways between n1 (node 1, port 26400) and n2 (node 2, port 26401), PostgreSQL $PG_MAJOR"
 check "n1 holds n2's claim, renewed since the subscriptions" wait_for 30 holds_claim_since n1 n2 "$subscribed_at"
 check "n2 holds n1's claim, renewed since the subscriptions" wait_for 30 holds_claim_since n2 n1 "$subscribed_at"
 

@@ -13,7 +13,7 @@
 #   2. s2 is promoted and writes on node 102 while p1 writes on 101 (a split).
 #   3. p1 is rewound from s2 with pg_rewind, which copies s2's postgresql.conf
 #      over p1's: p1 still has node 101 when it starts as s2's standby.
-# Usage, as root with the extension installed: bash test/servers/node_file.sh (ports 56440-56441).
+# Usage, as root with the extension installed: bash test/servers/node_file.sh (ports 26440-26441).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SUITE_NAME=node-file
@@ -26,7 +26,7 @@ node_file() {
   echo "snowflake.node = $((OFFSET + ${HOSTNAME##*-}))" >"$PGDATA/../snowflake-node.conf"
 }
 
-server_init p1 56440 "shared_preload_libraries = 'snowflake'" "wal_log_hints = on" "wal_keep_size = '64MB'" "$INCLUDE"
+server_init p1 26440 "shared_preload_libraries = 'snowflake'" "wal_log_hints = on" "wal_keep_size = '64MB'" "$INCLUDE"
 node_file p1 pg-1
 server_start p1
 sql p1 "CREATE EXTENSION snowflake" >/dev/null
@@ -34,14 +34,14 @@ sql p1 "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), at te
 sql p1 "INSERT INTO t (at) SELECT 'p1 before' FROM generate_series(1, 100)" >/dev/null
 
 echo "--- pg_basebackup of p1 into s2"
-server_adopt s2 56441
-as_postgres "$PGB/pg_basebackup" -h 127.0.0.1 -p 56440 -U postgres -D "${SERVER_DIR[s2]}/data" -R -X stream
+server_adopt s2 26441
+as_postgres "$PGB/pg_basebackup" -h 127.0.0.1 -p 26440 -U postgres -D "${SERVER_DIR[s2]}/data" -R -X stream
 for f in postgresql.conf postgresql.auto.conf snowflake.state; do
   check "pg_basebackup copied $f" [ -e "${SERVER_DIR[s2]}/data/$f" ]
 done
 check "pg_basebackup did not copy the node file next to the data directory" [ ! -e "${SERVER_DIR[s2]}/snowflake-node.conf" ]
 # The copy's postgresql.conf is p1's: only its port and socket directory are made s2's.
-sed -i "s/^port = 56440/port = 56441/; s|^unix_socket_directories = .*|unix_socket_directories = '${SERVER_DIR[s2]}'|" \
+sed -i "s/^port = 26440/port = 26441/; s|^unix_socket_directories = .*|unix_socket_directories = '${SERVER_DIR[s2]}'|" \
   "${SERVER_DIR[s2]}/data/postgresql.conf"
 node_file s2 pg-2
 server_start s2
@@ -55,8 +55,8 @@ sql p1 "INSERT INTO t (at) SELECT 'p1 after' FROM generate_series(1, 100)" >/dev
 server_stop p1
 as_postgres "$PGB/pg_rewind" -D "${SERVER_DIR[p1]}/data" --source-server="$(dsn s2)" -R >"${SERVER_DIR[p1]}/rewind.log" 2>&1 ||
   { cat "${SERVER_DIR[p1]}/rewind.log"; die "pg_rewind failed"; }
-check "pg_rewind gave p1 s2's postgresql.conf (port 56441)" grep -q '^port = 56441' "${SERVER_DIR[p1]}/data/postgresql.conf"
-sed -i "s/^port = 56441/port = 56440/; s|^unix_socket_directories = .*|unix_socket_directories = '${SERVER_DIR[p1]}'|" \
+check "pg_rewind gave p1 s2's postgresql.conf (port 26441)" grep -q '^port = 26441' "${SERVER_DIR[p1]}/data/postgresql.conf"
+sed -i "s/^port = 26441/port = 26440/; s|^unix_socket_directories = .*|unix_socket_directories = '${SERVER_DIR[p1]}'|" \
   "${SERVER_DIR[p1]}/data/postgresql.conf"
 server_start p1
 check "p1 keeps its own node 101 after pg_rewind" [ "$(sql p1 'SHOW snowflake.node')" = 101 ]

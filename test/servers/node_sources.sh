@@ -5,7 +5,7 @@
 # environment variable (as the downward API hands it in), the settings the manifests under
 # test/servers/manifests/ give, and the offset; then every problem a source can have, each a 55000
 # with its HINT and a state of its own while the server runs, and a reload from one source to another.
-# Ports 56500-56509.
+# Ports 26500-26509.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SUITE_NAME=node-sources
 MANIFESTS=$ROOT/test/servers/manifests
@@ -63,7 +63,7 @@ EOF
 ensure_packages python3-yaml util-linux
 
 # --- The sources.
-host_server hostname 56500 pg-7 "snowflake.node_source = 'hostname'"
+host_server hostname 26500 pg-7 "snowflake.node_source = 'hostname'"
 check "host name pg-7 gives node 7" [ "$(node_of_new_id hostname)" = 7 ]
 check "snowflake_node_status() names the source" \
   [ "$(sql hostname "SELECT node || ' from ' || node_source FROM snowflake_node_status()")" = "7 from host name pg-7" ]
@@ -75,30 +75,30 @@ check "an offset of 512 moves it to 519 on reload" wait_for 10 node_is hostname 
 check "the change is logged" wait_for 5 grep -q "snowflake: node changed from 7 to 519" "${SERVER_DIR[hostname]}/log"
 
 variable=$(from_manifest "$MANIFESTS/statefulset.yaml" env)
-host_server statefulset 56501 orders-db-2 \
+host_server statefulset 26501 orders-db-2 \
   "snowflake.node_source = '$(from_manifest "$MANIFESTS/statefulset.yaml" snowflake.node_source)'" \
   "snowflake.node_offset = $(from_manifest "$MANIFESTS/statefulset.yaml" snowflake.node_offset)" -- "$variable=2"
 check "the StatefulSet manifest's $variable=2 gives node 2" [ "$(node_of_new_id statefulset)" = 2 ]
 check "... from the environment variable" \
   [ "$(sql statefulset "SELECT node_source FROM snowflake_node_status()")" = "environment variable $variable" ]
 
-host_server cloudnativepg 56502 orders-3 \
+host_server cloudnativepg 26502 orders-3 \
   "snowflake.node_source = '$(from_manifest "$MANIFESTS/cloudnativepg.yaml" snowflake.node_source)'" \
   "snowflake.node_offset = $(from_manifest "$MANIFESTS/cloudnativepg.yaml" snowflake.node_offset)"
 check "the CloudNativePG manifest's settings on instance orders-3 give node 3" [ "$(node_of_new_id cloudnativepg)" = 3 ]
 
 # --- Every problem: the server starts, and its calls say what is wrong.
-host_server no_digits 56503 db "snowflake.node_source = 'hostname'"
+host_server no_digits 26503 db "snowflake.node_source = 'hostname'"
 check "a host name without trailing digits" refused_with_state no_digits "no node in host name"
-host_server no_variable 56504 pg-1 "snowflake.node_source = 'env:POD_INDEX'"
+host_server no_variable 26504 pg-1 "snowflake.node_source = 'env:POD_INDEX'"
 check "an unset variable" refused_with_state no_variable "node variable unset"
-host_server bad_variable 56505 pg-1 "snowflake.node_source = 'env:POD_INDEX'" -- POD_INDEX=3a
+host_server bad_variable 26505 pg-1 "snowflake.node_source = 'env:POD_INDEX'" -- POD_INDEX=3a
 check "a variable that is not a whole number" refused_with_state bad_variable "node variable invalid"
-host_server out_of_range 56506 pg-7 "snowflake.node_source = 'hostname'" "snowflake.node_offset = 1020"
+host_server out_of_range 26506 pg-7 "snowflake.node_source = 'hostname'" "snowflake.node_offset = 1020"
 check "a node past the layout's (7 + 1020)" refused_with_state out_of_range "node out of range"
-host_server set_twice 56507 pg-1 "snowflake.node_source = 'hostname'" "snowflake.node = 5"
+host_server set_twice 26507 pg-1 "snowflake.node_source = 'hostname'" "snowflake.node = 5"
 check "snowflake.node set together with another source" refused_with_state set_twice "node set twice"
-host_server no_citus 56508 pg-1 "snowflake.node_source = 'citus'"
+host_server no_citus 26508 pg-1 "snowflake.node_source = 'citus'"
 check "citus without Citus installed" refused_with_state no_citus "citus group unknown"
 check "... and the state says so" [ "$(sql no_citus "SELECT detail FROM snowflake_state()")" = \
   "Citus is not installed in the database of the node check" ]

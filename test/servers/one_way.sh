@@ -27,7 +27,7 @@
 #      made before its publisher published the claims stops at the first claim, every table with
 #      it, and resumes, losing nothing, once the subscriber has the extension.
 # Prints each section's time. Usage, as root with the extension installed:
-# bash test/servers/one_way.sh. Ports 56520-56522.
+# bash test/servers/one_way.sh. Ports 26520-26522.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/replication_lib.sh"
 
@@ -59,7 +59,7 @@ issues_on() { [ "$(sql "$1" "SELECT (snowflake_parse(snowflake_nextval())).node"
 section "set-up"
 echo "n1 publishes FOR ALL TABLES, n2 a table list without the claims; n3 on node 1 (n1's), subscribed to neither"
 for n in 1 2 3; do
-  server_init "n$n" $((56519 + n)) "shared_preload_libraries = 'snowflake'" "snowflake.node = $((n == 3 ? 1 : n))" \
+  server_init "n$n" $((26519 + n)) "shared_preload_libraries = 'snowflake'" "snowflake.node = $((n == 3 ? 1 : n))" \
     "wal_level = logical" "max_worker_processes = 16" "max_replication_slots = 8" "max_wal_senders = 8"
   server_start "n$n"
   sql_file "n$n" "$HERE/items.sql" >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # HA failover with Patroni and etcd (Debian's packages), all on 127.0.0.1:
-# one etcd (client 56410, peer 56411) and three members m1..m3 (PostgreSQL
-# 56420-56422, REST API 56430-56432), each member's Patroni, and so its
+# one etcd (client 26410, peer 26411) and three members m1..m3 (PostgreSQL
+# 26420-26422, REST API 26430-26432), each member's Patroni, and so its
 # postmaster, in a UTS namespace of its own with host name pg-1 to pg-3, and
 # snowflake.node_source = hostname for all (test/servers/patroni-member.yml):
 # nodes 1 to 3. A writer inserts one row per connection through a multi-host
@@ -22,7 +22,7 @@ ensure_packages patroni etcd-server etcd-client curl
 SUITE_NAME=patroni
 HERE=$ROOT/test/servers
 TOP=$SERVERS/$SUITE_NAME
-ETCD=56410
+ETCD=26410
 rm -rf "$TOP" && mkdir -p "$TOP" && chmod 755 "$BUILD" "$SERVERS" && chown postgres "$TOP"
 
 # Starts a command as postgres in the background, output to $TOP/$1.log, PID in $TOP/$1.pid; with
@@ -50,7 +50,7 @@ stop_spawned() {
 
 # The HTTP status of Patroni member $1's REST endpoint $2 (200 when the member is what $2 names).
 rest() {
-  curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$((56429 + ${1#m}))/$2"
+  curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$((26429 + ${1#m}))/$2"
 }
 # Member $1 is the running primary.
 is_leader() { [ "$(rest "$1" primary)" = 200 ]; }
@@ -83,8 +83,8 @@ CLEANUPS+=("stop_spawned etcd")
 wait_for 30 etcdctl --endpoints "127.0.0.1:$ETCD" endpoint health || die "etcd did not start"
 for n in 1 2 3; do
   m=m$n
-  server_adopt $m $((56419 + n))
-  sed -e "s|@NAME@|$m|; s|@PORT@|$((56419 + n))|; s|@API@|$((56429 + n))|" \
+  server_adopt $m $((26419 + n))
+  sed -e "s|@NAME@|$m|; s|@PORT@|$((26419 + n))|; s|@API@|$((26429 + n))|" \
     -e "s|@DIR@|$TOP/$m|; s|@ETCD@|$ETCD|; s|@BIN@|$PGB|" "$HERE/patroni-member.yml" >"$TOP/$m.yml"
   CLEANUPS=("stop_spawned $m" "${CLEANUPS[@]}")
 done
@@ -106,7 +106,7 @@ watch_checks m1 m2 m3
 # Inserts one row per connection into whichever member accepts writes, until $TOP/stop-writer
 # exists; appends "id|port|time" to $TOP/acked for every insert whose commit was acknowledged.
 writer() {
-  local conn="host=127.0.0.1,127.0.0.1,127.0.0.1 port=56420,56421,56422 user=postgres dbname=postgres"
+  local conn="host=127.0.0.1,127.0.0.1,127.0.0.1 port=26420,26421,26422 user=postgres dbname=postgres"
   conn+=" target_session_attrs=read-write connect_timeout=2"
   while [ ! -e "$TOP/stop-writer" ]; do
     "$PGB/psql" "$conn" -XAtq -c "INSERT INTO ids DEFAULT VALUES
@@ -167,7 +167,7 @@ check "no duplicate among the $total IDs acknowledged" [ "$dups" -eq 0 ]
 check "no acknowledged ID missing on the final leader" [ "$missing" -eq 0 ]
 # Every ID's node is the node of the member (by port) that acknowledged it.
 wrong=$(sql "$NEW" "SELECT count(*) FROM (VALUES $(awk -F'|' '{printf "%s(%s,%s)", (NR > 1 ? "," : ""), $1, $2}' "$TOP/acked")) a(id, port)
-  WHERE (snowflake_parse(id)).node <> port - 56419")
+  WHERE (snowflake_parse(id)).node <> port - 26419")
 check "every ID on the node of the member that issued it" [ "$wrong" -eq 0 ]
 # On each node, every ID is above the ones that node issued before, across the switchover and the
 # failover (IDs of this era have 19 digits: compared as text, by length first).

@@ -15,7 +15,7 @@
 #      among them, whose columns stay for that reason), a C function it lacks fails naming its symbol,
 #      and snowflake_cluster_nodes() still lists the server. A setting 0.4.0 does not know
 #      (snowflake.node_source) stops it from starting; removed, with snowflake.node set, it starts.
-# Usage, as root with the extension built: bash test/servers/rollback.sh (port 56481).
+# Usage, as root with the extension built: bash test/servers/rollback.sh (port 26481).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_root
@@ -24,7 +24,7 @@ SUITE_NAME=rollback
 PREVIOUS=0.4.0 PREVIOUS_COMMIT=6a63514
 CACHE=/var/cache/snowflake-rollback/$PREVIOUS_COMMIT-pg$("$PG_CONFIG" --version | sed 's/^PostgreSQL //; s/[^A-Za-z0-9.]/_/g')
 TREE=$SERVERS/$SUITE_NAME/pg
-PORT=56481
+PORT=26481
 
 # A copy of PostgreSQL's programs, libraries and shared files, without snowflake's: PostgreSQL finds
 # its libraries and extension files relative to the program it runs, so a server started from the
