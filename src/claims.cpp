@@ -280,7 +280,8 @@ NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept {
 }
 
 void await_first_node_check(SharedState &state) {
-	if (node_check_interval_s == 0 || pg_atomic_read_u32(&state.check_passes) > 0)
+	if (node_check_interval_s == 0 || pg_atomic_read_u32(&state.check_passes) > 0 ||
+	    static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Off)
 		return;
 	const int64_t deadline_us = state.created_us + kFirstCheckWaitMs * 1000;
 	ConditionVariablePrepareToSleep(&state.checked_cv);

@@ -41,7 +41,7 @@ namespace snowflake {
 
 // What the node check found last.
 enum class NodeCheck : uint32_t {
-	Off,         // snowflake.node_check_interval = 0
+	Off,         // snowflake.node_check_interval = 0, or a single-user backend (no worker runs there)
 	Starting,    // no pass yet since the worker started
 	NoExtension, // the database of the node check has no snowflake extension: nothing to claim with
 	Failing,     // the last pass raised an error (report: its message)
@@ -62,7 +62,8 @@ const char *node_check_text(NodeCheck check) noexcept;
 NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept;
 
 // Waits, cancellably, for the node check's first pass since the shared state was created, at most
-// until kFirstCheckWaitMs after its creation; returns at once when the check is off or has passed.
+// until kFirstCheckWaitMs after its creation; returns at once when the check is off (a single-user
+// backend's always is) or has passed.
 void await_first_node_check(SharedState &state);
 
 // Raises the ERROR of a call whose node a conflict refuses: SN001, naming the other server.

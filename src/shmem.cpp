@@ -57,7 +57,9 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u32(&state.seen_state, static_cast<uint32>(Readiness::Ok));
 	pg_atomic_init_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
 	state.created_us = monotonic_us();
-	pg_atomic_init_u32(&state.check_status, static_cast<uint32>(NodeCheck::Starting)); // until the worker says
+	// Starting until the worker says; a single-user backend runs no worker, so its check is off.
+	pg_atomic_init_u32(&state.check_status,
+	                   static_cast<uint32>(IsPostmasterEnvironment ? NodeCheck::Starting : NodeCheck::Off));
 	pg_atomic_init_u64(&state.check_at_us, 0);
 	pg_atomic_init_u32(&state.check_passes, 0);
 	ConditionVariableInit(&state.checked_cv);

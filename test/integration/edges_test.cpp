@@ -1,7 +1,8 @@
 // Integration tests of the edges of issue 13 that need a server's start or its
-// log: the settings in effect logged once at start, a misspelt snowflake.*
-// line in postgresql.conf stopping the start, and snowflake_stats().state
-// naming a node reserved for backfill after a reload.
+// log: the settings in effect logged once at start, a single-user backend's
+// node check (off), a misspelt snowflake.* line in postgresql.conf stopping
+// the start, and snowflake_stats().state naming a node reserved for backfill
+// after a reload.
 #include "server.hpp"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,18 @@ TEST(StartUp, LogsTheSettingsInEffectOnce) {
 	exec(again, {"SELECT snowflake_nextval()"});
 	EXPECT_NE(server.log().find("max_clock_drift 2000 ms, clock_policy borrow"), std::string::npos);
 	EXPECT_EQ(occurrences(server.log(), "snowflake: node "), 1) << server.log();
+}
+
+// A single-user backend (postgres --single, the DBA's emergency room) runs no background worker:
+// its node check is off, so its first call does not wait 10 s for a pass that never comes.
+TEST(StartUp, ASingleUserBackendHasNoNodeCheckToWaitFor) {
+	Server server("single_user", {kPreload, "snowflake.node = 3"});
+	const std::string out = server.single_user(
+	    "CREATE EXTENSION snowflake;\nSELECT node_check FROM snowflake_node_status();\n"
+	    "SELECT (snowflake_parse(snowflake_nextval())).node;");
+	EXPECT_NE(out.find("node_check = \"off\""), std::string::npos) << out;
+	EXPECT_NE(out.find("node = \"3\""), std::string::npos) << out;
+	EXPECT_EQ(out.find("ERROR"), std::string::npos) << out;
 }
 
 TEST(StartUp, AMisspeltSettingStopsTheStartNamingIt) {

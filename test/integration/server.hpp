@@ -65,6 +65,9 @@ public:
 	bool wait_for_log(const std::string &text, std::chrono::milliseconds timeout) const;
 	// The server log so far.
 	std::string log() const;
+	// Runs statements (one a line) in a single-user backend (postgres --single) of this server,
+	// which must be stopped; what the backend printed, its errors included.
+	std::string single_user(const std::string &statements) const;
 	// Kills a new backend with SIGKILL and waits until the postmaster has reinitialised shared
 	// memory (once more than before) and accepts connections again; false if it did not within 40 s.
 	bool crash_a_backend() const;
