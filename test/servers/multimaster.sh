@@ -6,8 +6,8 @@
 # table: under pglogical after their one step (replication_set_add_table); natively with no step
 # from n1 (FOR ALL TABLES) and after the one step from n2 (a table list: native_claims.sql). The
 # subscriptions are made once both servers have written their claims, copying nothing.
-#   1. Distinct nodes for DISTINCT_SECONDS (30 s; the figures in docs/many-servers.md are of
-#      DISTINCT_SECONDS=120): both sides converge to the same
+#   1. Distinct nodes for DISTINCT_SECONDS (120 s; 30 s in the version matrix): both sides
+#      converge to the same
 #      rows, no apply conflict or error in either log, every row on its writer's node, none lost;
 #      each server holds the other's claim, and neither node check flags anything at any time.
 #   2. n2 moved to node 1 by a reload while it writes (n1 idle): n2 refuses IDs (SN001) once its
@@ -43,7 +43,7 @@ SUITE_NAME=multimaster-$MODE
 PASSED=0
 CLEANUPS+=('stop_watching' '[ "$PASSED" = 1 ] || show_logs CONFLICT')
 HERE=$ROOT/test/servers
-DISTINCT_SECONDS=${DISTINCT_SECONDS:-30}
+DISTINCT_SECONDS=${DISTINCT_SECONDS:-120}
 COLLIDE_SECONDS=3 # phases 5 and 6
 CLAIM_DELETES='(CONFLICT|conflict).*snowflake_node_check.claims' # item_conflicts (replication_lib.sh) says why
 conf=("shared_preload_libraries = 'snowflake'")
