@@ -173,6 +173,9 @@ dist() {
 # no TCP port), each shard's output printed when both are done. GTEST_FILTER=... runs just those
 # tests, in one process.
 INTEGRATION_TIMING=SlowDisk.*:Waits.*:Transitions.*
+# Tests of the extension's own setting parsing and locking under many connections, through calls no
+# major changes: the host only, unless SNOWFLAKE_FULL_MATRIX is set (about 20 s a major).
+INTEGRATION_HOST=Layouts.NonsenseStopsTheServerFromStarting:Settings.OutOfRangeOrMalformedSettingsStopTheServerFromStarting:Blocks.*:Concurrency.*
 integration() {
   postgres_dir integration
   make -C "$ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 "$BUILD/integration_tests" || return 1
@@ -190,11 +193,13 @@ integration_tests() {
     ${GTEST_SHARD_INDEX:+GTEST_SHARD_INDEX=$GTEST_SHARD_INDEX} \
     make -s PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" integrationcheck
 }
-# Every integration test but the timing ones, in $1 shards at once; fails if any shard fails.
+# Every integration test but the timing ones (and in the matrix INTEGRATION_HOST's), in $1 shards at
+# once; fails if any shard fails.
 integration_shards() {
   local n=$1 i pids=() status=0
   for ((i = 0; i < n; i++)); do
-    GTEST_FILTER=-$INTEGRATION_TIMING GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i integration_tests \
+    GTEST_FILTER=-$INTEGRATION_TIMING$(on_host || [ -n "${SNOWFLAKE_FULL_MATRIX:-}" ] || echo ":$INTEGRATION_HOST") \
+      GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i integration_tests \
       >"$BUILD/integration/shard-$i.log" 2>&1 &
     pids+=($!)
   done
@@ -257,7 +262,7 @@ declare_suite docs host "every SQL block of README.md and docs/ run; every recip
   bash "$ROOT/test/docs/run.sh"
 declare_suite package host "the Debian package built, checked, installed, and regress run against it" \
   bash "$ROOT/test/package.sh"
-declare_suite integration all "libpqxx against real servers: crashes, clocks, standbys (matrix: not $INTEGRATION_TIMING)" \
+declare_suite integration all "libpqxx against real servers: crashes, clocks, standbys (matrix: not INTEGRATION_TIMING, nor INTEGRATION_HOST but in full)" \
   integration
 declare_suite clients "host pg=19 full:all" "drivers, ORMs, pgbouncer, the exporter (matrix: $CLIENTS_MATRIX_PARTS)" clients
 declare_suite bench "host full:all" "the benchmarks in quick mode, asserting nothing about speed (matrix: no slow_disk)" bench
