@@ -39,6 +39,10 @@ SELECT ext.snowflake_from_base32(ext.snowflake_to_base32(42)) AS base32,
        ext.snowflake_from_hex(ext.snowflake_to_hex(42)) AS hex;
 SELECT node, origin, ids, shared_node FROM ext.snowflake_node_origins('public.items');
 SELECT ext.snowflake_convert_column('public.legacy', 'id');
+SET snowflake.mask_keys = 'A:2b7e151628aed2a6abf7158809cf4f3c';
+SELECT ext.snowflake_unmask(ext.snowflake_mask(42)) AS unmasked,
+       ext.snowflake_unmask_text(ext.snowflake_mask_text(42)) AS unmasked_text;
+RESET snowflake.mask_keys;
 SELECT p.oid::regprocedure AS not_called
 FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
 WHERE d.refclassid = 'pg_extension'::regclass AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e'

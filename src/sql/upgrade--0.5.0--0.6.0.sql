@@ -5,3 +5,9 @@
 -- the built script is committed as it is and this file is removed.
 
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '0.6.0'" to load this file. \quit
+
+-- Public IDs (docs/public-ids.md).
+-- @new snowflake_mask(bigint)
+-- @new snowflake_unmask(bigint)
+-- @new snowflake_mask_text(bigint)
+-- @new snowflake_unmask_text(text)
