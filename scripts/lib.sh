@@ -126,7 +126,7 @@ ensure_server_packages() {
       die "this distribution has no package postgresql-$PG_MAJOR: set PG_MAJOR to a major it has" \
         "(apt-cache search --names-only '^postgresql-[0-9]+\$'), or add the PGDG repository (apt.postgresql.org)"
   fi
-  ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" "$@"
+  ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libssl-dev "$@"
 }
 
 # Copies the working tree (tracked and untracked files, minus ignored ones) to directory $1, made anew.

@@ -311,7 +311,7 @@ if [ "${1:-}" = --list ]; then
 fi
 
 require_root
-ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libgtest-dev \
+ensure_packages build-essential "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libssl-dev libgtest-dev \
   libpqxx-dev pkg-config libfaketime $([ "$PG_MAJOR" -ge 19 ] || echo "postgresql-$PG_MAJOR-partman") \
   $(on_host && echo git python3-jsonschema debootstrap)
 require_readable_tree

@@ -52,3 +52,19 @@ ALTER SYSTEM SET snowflake.node = 32;
 \echo :SQLSTATE
 ALTER SYSTEM SET snowflake.node = 31;
 ALTER SYSTEM RESET snowflake.node;
+
+-- Public IDs on js53: the mask permutes [0, 2^53), so masked IDs stay exact in JavaScript.
+SET snowflake.mask_keys = 'A:2b7e151628aed2a6abf7158809cf4f3c';
+SELECT x, snowflake_mask(x) AS masked, snowflake_mask_text(x) AS public_id
+FROM unnest(ARRAY[0, 1, 4503599627370496, 9007199254740991]::bigint[]) x;
+CREATE TEMP TABLE js_ids AS
+SELECT snowflake_nextval() AS id FROM generate_series(1, 5000) UNION ALL SELECT 9007199254740991;
+SELECT count(*) FILTER (WHERE snowflake_mask(id) >= 9007199254740992) AS masks_past_2_53,
+       count(*) FILTER (WHERE snowflake_unmask(snowflake_mask(id)) <> id) AS mismatches,
+       count(*) FILTER (WHERE snowflake_unmask_text(snowflake_mask_text(id)) <> id) AS text_mismatches,
+       count(DISTINCT snowflake_mask(id)) = count(*) AS distinct_masks
+FROM js_ids;
+SELECT snowflake_mask(9007199254740992);
+SELECT snowflake_unmask(9007199254740992);
+SELECT snowflake_unmask_text('A00fFgnDxSe8'); -- 2^53
+RESET snowflake.mask_keys;

@@ -31,7 +31,7 @@ declare -A CHROOT=([pg17]=trixie [pg18]=sid [pg19]=sid-experimental)
 # HAVE_LIBCURL, with curl's). The clients suite's parts that run here (scripts/test.sh names them)
 # take Node and npm, the default JDK, JDBC and Hibernate 3.6 from the chroot's release.
 chroot_packages() {
-  echo build-essential libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
+  echo build-essential libssl-dev libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
     "postgresql-$1" "postgresql-server-dev-$1" \
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest php-cli php-pgsql pgbouncer \
     nodejs npm default-jdk-headless libpostgresql-jdbc-java libhibernate3-java \
