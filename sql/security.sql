@@ -40,8 +40,11 @@ SELECT count(*) > 0 AS settings_listed FROM listed_settings;
 SELECT coalesce(s.name, l.name) AS setting, s.context AS in_pg_settings, l.context AS in_settings_md
 FROM (SELECT name, context FROM pg_settings WHERE name LIKE 'snowflake.%') s
 FULL JOIN listed_settings l ON l.name = s.name
-WHERE s.context IS DISTINCT FROM l.context
+WHERE s.context IS DISTINCT FROM l.context AND coalesce(s.name, l.name) <> 'snowflake.mask_keys'
 ORDER BY 1;
+-- snowflake.mask_keys holds keys: pg_settings hides it from every role, and settings.md names its context.
+SELECT (SELECT context FROM listed_settings WHERE name = 'snowflake.mask_keys') AS mask_keys_in_settings_md,
+       (SELECT count(*) FROM pg_settings WHERE name = 'snowflake.mask_keys') AS mask_keys_rows_in_pg_settings;
 -- None can be set by a role for itself: every context is postmaster or sighup.
 SELECT count(*) AS settable_per_session FROM pg_settings
 WHERE name LIKE 'snowflake.%' AND context NOT IN ('postmaster', 'sighup');
