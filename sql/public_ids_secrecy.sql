@@ -9,18 +9,25 @@ SET snowflake.mask_keys = 'K:2b7e151628aed2a6abf7158809cf4f3c';
 SHOW snowflake.mask_keys;
 SELECT snowflake_mask_text(1) AS as_superuser \gset
 
+-- Each refusal's SQLSTATE (the wording differs between majors).
+CREATE FUNCTION pg_temp.sqlstate_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE statement;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE;
+END $$;
 SET ROLE regress_app;
-SHOW snowflake.mask_keys;
-SELECT current_setting('snowflake.mask_keys');
+SELECT statement, pg_temp.sqlstate_of(statement) AS sqlstate FROM unnest(ARRAY[
+    'SHOW snowflake.mask_keys', 'SELECT current_setting(''snowflake.mask_keys'')',
+    'SELECT count(*) FROM pg_file_settings', 'SELECT pg_read_file(''postgresql.auto.conf'')',
+    'SET snowflake.mask_keys = ''K:000102030405060708090a0b0c0d0e0f''']) statement;
 SELECT count(*) AS rows_in_pg_settings FROM pg_settings WHERE name = 'snowflake.mask_keys';
-SELECT count(*) FROM pg_file_settings;
-SELECT pg_read_file('postgresql.auto.conf');
 SELECT count(*) FILTER (WHERE query LIKE '%2b7e1516%') AS statements_showing_the_key,
        count(*) FILTER (WHERE query = '<insufficient privilege>') > 0 AS others_hidden
 FROM pg_stat_statements;
 -- It may use the key all the same.
 SELECT snowflake_mask_text(1) = :'as_superuser' AS app_masks_alike;
-SET snowflake.mask_keys = 'K:000102030405060708090a0b0c0d0e0f';
 RESET ROLE;
 
 SET ROLE regress_watcher;
