@@ -74,21 +74,21 @@ SELECT snowflake_unmask_text('-00000000000');
 SELECT snowflake_unmask_text('Azzzzzzzzzzz');
 SELECT snowflake_unmask_text('Q00000000001');
 SELECT snowflake_unmask_text(repeat('x', 200));
--- Each bad input's SQLSTATE.
-CREATE FUNCTION pg_temp.sqlstate_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
+-- Each bad input's SQLSTATE (public_ids_secrecy uses this helper too).
+CREATE FUNCTION sqlstate_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE statement;
     RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN
     RETURN SQLSTATE;
 END $$;
-SELECT statement, pg_temp.sqlstate_of(statement) AS sqlstate FROM unnest(ARRAY[
+SELECT statement, sqlstate_of(statement) AS sqlstate FROM unnest(ARRAY[
     'SELECT snowflake_mask(-1)', 'SELECT snowflake_unmask(-1)', 'SELECT snowflake_mask_text(-1)',
     'SELECT snowflake_unmask_text(''A0000000000'')', 'SELECT snowflake_unmask_text(''A00000-00000'')',
     'SELECT snowflake_unmask_text(''Azzzzzzzzzzz'')', 'SELECT snowflake_unmask_text(''Q00000000001'')',
     'SET snowflake.mask_keys = ''A:00''', 'ALTER ROLE CURRENT_USER SET snowflake.mask_keys = ''A:00''']) statement;
 RESET snowflake.mask_keys;
-SELECT pg_temp.sqlstate_of('SELECT snowflake_mask(1)') AS no_key;
+SELECT sqlstate_of('SELECT snowflake_mask(1)') AS no_key;
 SELECT snowflake_mask(NULL) IS NULL AS null_in_null_out, snowflake_unmask_text(NULL) IS NULL AS text_null;
 -- Volatility: STABLE (the key is a setting), so no index or generated column may use it.
 SELECT proname, provolatile, proparallel FROM pg_proc WHERE proname LIKE 'snowflake%mask%' ORDER BY proname;

@@ -9,16 +9,9 @@ SET snowflake.mask_keys = 'K:2b7e151628aed2a6abf7158809cf4f3c';
 SHOW snowflake.mask_keys;
 SELECT snowflake_mask_text(1) AS as_superuser \gset
 
--- Each refusal's SQLSTATE (the wording differs between majors).
-CREATE FUNCTION pg_temp.sqlstate_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE;
-END $$;
+-- Each refusal's SQLSTATE (the wording differs between majors), by public_ids' sqlstate_of().
 SET ROLE regress_app;
-SELECT statement, pg_temp.sqlstate_of(statement) AS sqlstate FROM unnest(ARRAY[
+SELECT statement, sqlstate_of(statement) AS sqlstate FROM unnest(ARRAY[
     'SHOW snowflake.mask_keys', 'SELECT current_setting(''snowflake.mask_keys'')',
     'SELECT count(*) FROM pg_file_settings', 'SELECT pg_read_file(''postgresql.auto.conf'')',
     'SET snowflake.mask_keys = ''K:000102030405060708090a0b0c0d0e0f''']) statement;
@@ -53,3 +46,4 @@ ALTER SYSTEM RESET snowflake.mask_keys;
 RESET snowflake.mask_keys;
 DROP ROLE regress_app, regress_watcher;
 DROP EXTENSION pg_stat_statements;
+DROP FUNCTION sqlstate_of(text);
