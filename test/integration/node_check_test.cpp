@@ -94,6 +94,32 @@ TEST(NodeCheck, RunsNothingAPlainDatabaseOwnerPlanted) {
 	EXPECT_EQ(text_of(c.server, "SELECT rolsuper::text FROM pg_roles WHERE rolname = 'mallory'"), "false");
 }
 
+// Default privileges that give an application role write on every new table give it none on the
+// claims, nor CREATE on their schema; pg_monitor still reads them.
+TEST(NodeCheck, DefaultPrivilegesGiveNoRoleWriteOnTheClaims) {
+	Checked c("check_default_privileges");
+	ASSERT_TRUE(c.server.start());
+	pqxx::connection admin = c.server.connect();
+	exec(admin, {"CREATE ROLE app LOGIN",
+	             "ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO app",
+	             "ALTER DEFAULT PRIVILEGES GRANT SELECT, INSERT, DELETE, TRUNCATE ON TABLES TO PUBLIC",
+	             "ALTER DEFAULT PRIVILEGES GRANT ALL ON SCHEMAS TO app", "CREATE EXTENSION snowflake"});
+	for (const char *role : {"app", "public"})
+		for (const char *privilege : {"INSERT", "UPDATE", "DELETE", "TRUNCATE", "TRIGGER", "REFERENCES"})
+			EXPECT_EQ(text_of(c.server, std::string("SELECT has_table_privilege('") + role +
+			                                "', 'snowflake_node_check.claims', '" + privilege + "')::text"),
+			          "false")
+			    << role << " " << privilege;
+	EXPECT_EQ(text_of(c.server, "SELECT has_schema_privilege('app', 'snowflake_node_check', 'CREATE')::text"), "false");
+	EXPECT_EQ(text_of(c.server, "SELECT has_table_privilege('pg_monitor', 'snowflake_node_check.claims', 'SELECT')::text"),
+	          "true");
+	pqxx::connection app{c.server.conninfo() + " user=app"};
+	EXPECT_EQ(sqlstate_of(app, "INSERT INTO snowflake_node_check.claims VALUES ('4242', 1, 3, 'forged', "
+	                           "'-infinity', 'infinity')"),
+	          "42501");
+	EXPECT_EQ(sqlstate_of(app, "TRUNCATE snowflake_node_check.claims"), "42501");
+}
+
 // Claims no server could have written: on this server's node with a heartbeat at infinity (which
 // 0.5.0 obeyed until a hand DELETE), one that began at -infinity, and one on a node outside the
 // layout with control characters in its name. Each is ignored and reported once, its values escaped;
