@@ -53,7 +53,7 @@ $(OBJS): $(wildcard src/*.hpp)
 # like the extension's, every object is rebuilt when any header changes.
 BUILD ?= build
 TEST_CXXFLAGS = -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc
-UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp src/encoding.cpp src/node_source.cpp src/mask.cpp
+UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp src/encoding.cpp src/node_source.cpp src/mask.cpp src/claim_rules.cpp
 UNIT_OBJS = $(patsubst %.cpp,$(BUILD)/unit-objs/%.o,$(UNIT_SRCS))
 
 $(UNIT_OBJS): $(wildcard src/*.hpp test/unit/*.hpp)

@@ -4,6 +4,7 @@
 // start-up wait, and the ERROR of a refused call.
 #include "claims.hpp"
 
+#include "claim_rules.hpp"
 #include "node.hpp"
 
 #include <algorithm>
@@ -68,7 +69,8 @@ const char *text_at(int r, int col) {
 // The snowflake extension's schema in this database (quoted for SQL), or nullptr when it has none.
 const char *extension_schema() {
 	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
-	                "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake'",
+	                "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+	                "WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake'",
 	                true, 1) != SPI_OK_SELECT ||
 	    SPI_processed == 0)
 		return nullptr;
@@ -97,15 +99,70 @@ void read_citus_group(SharedState &state) {
 	publish_citus_group(state, group, group == 0 && !listed ? NodeProblem::CitusNotInCluster : NodeProblem::None);
 }
 
+// The claims' times as the worker reads them: Unix µs as numeric text, exact, and 'Infinity' for an
+// infinite time (no cast that could fail on a forged value). Every operator is pg_catalog's, named.
+#define SNOWFLAKE_CLAIM_US(column) "(EXTRACT(epoch FROM " column ") OPERATOR(pg_catalog.*) 1000000)::pg_catalog.text"
+#define SNOWFLAKE_CLAIM_IDENTITY(c)                                                                                     \
+	"(" c ".system_identifier OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) " c ".timeline::pg_catalog.text)"
+
+// Fingerprints of the invalid claims reported so far (claim_rules.hpp), so that each is reported once.
+uint64_t reported[64];
+uint32_t reported_count = 0;
+
+// Whether claim keeps claim_rules.hpp's rules, with its values filled in; an invalid claim is reported,
+// escaped, the first time it is seen.
+bool believed(const ClaimText &claim, ClaimValues &values) {
+	char why[96];
+	if (check_claim(claim, layout_setting.layout.max_node(), unix_now_us(), values, why))
+		return true;
+	const uint64_t print = claim_fingerprint(claim, why);
+	const uint32_t known = std::min<uint32_t>(reported_count, lengthof(reported));
+	if (std::find(reported, reported + known, print) != reported + known)
+		return false;
+	reported[reported_count++ % lengthof(reported)] = print;
+	char server[2 * kClaimServerMax], identity[2 * kClaimIdentityMax], node[32], started[48], heartbeat[48];
+	escape_claim_text(claim.server, server, sizeof(server));
+	escape_claim_text(claim.identity, identity, sizeof(identity));
+	escape_claim_text(claim.node, node, sizeof(node));
+	escape_claim_text(claim.started_us, started, sizeof(started));
+	escape_claim_text(claim.heartbeat_us != nullptr ? claim.heartbeat_us : "(not seen here)", heartbeat,
+	                  sizeof(heartbeat));
+	ereport(WARNING, (errmsg("snowflake: the node check ignores an invalid claim: %s", why),
+	                  errdetail("The claim: server \"%s\", identity %s, node %s, started_at %s, heartbeat %s "
+	                            "(Unix microseconds).",
+	                            server, identity, node, started, heartbeat),
+	                  errhint("No server's node check writes such a claim: find who wrote it. Remove it with DELETE FROM "
+	                          "snowflake_node_check.claims WHERE system_identifier || ':' || timeline = '...'; "
+	                          "only the extension's owner can.")));
+	return false;
+}
+
+// Checks every claim in this database's table, whatever its node, so that an invalid one is reported.
+void check_every_claim() {
+	if (SPI_execute("SELECT c.server, " SNOWFLAKE_CLAIM_US("c.started_at") ", " SNOWFLAKE_CLAIM_IDENTITY("c") ", "
+	                "c.node::pg_catalog.text, " SNOWFLAKE_CLAIM_US("c.heartbeat") " FROM snowflake_node_check.claims c",
+	                true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "snowflake: the node check could not read the claims");
+	ClaimValues values;
+	for (uint64 r = 0; r < SPI_processed; ++r) {
+		const int i = static_cast<int>(r);
+		(void)believed(ClaimText{text_at(i, 1), text_at(i, 3), text_at(i, 4), text_at(i, 2), text_at(i, 5)}, values);
+	}
+}
+
 // Renews this server's claim on node and reads the claims on it by other servers: the earliest live one
-// into rival (true when there is one), and the Citus servers that could not be asked, with their
-// errors, into unasked ("" when none).
+// that keeps claim_rules.hpp's rules into rival (true when there is one), and the Citus servers that
+// could not be asked, with their errors escaped, into unasked ("" when none). A claim in this database's
+// table is checked with its heartbeat; a Citus peer's, whose heartbeat that peer compared, without.
 bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &rival, char (&unasked)[192]) {
 	const int64_t stale_s = 3 * int64_t{node_check_interval_s} + 10;
-	const char *query = psprintf("SELECT claimant, (pg_catalog.date_part('epoch', claimed_at) * 1000000)::pg_catalog.int8, "
-	                             "identity FROM %s.snowflake_claim_node($1, $2, $3, $4, $5, $6) "
-	                             "ORDER BY claimed_at NULLS LAST, identity",
-	                             schema);
+	const char *query =
+	    psprintf("SELECT r.claimant, " SNOWFLAKE_CLAIM_US("r.claimed_at") ", r.identity, "
+	             "coalesce(c.node, $1)::pg_catalog.text, CASE WHEN c.node IS NOT NULL THEN " SNOWFLAKE_CLAIM_US(
+	                 "c.heartbeat") " END FROM %s.snowflake_claim_node($1, $2, $3, $4, $5, $6) r "
+	             "LEFT JOIN snowflake_node_check.claims c ON " SNOWFLAKE_CLAIM_IDENTITY("c") " OPERATOR(pg_catalog.=) "
+	             "r.identity ORDER BY r.claimed_at NULLS LAST, r.identity",
+	             schema);
 	Oid types[6] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID};
 	Datum values[6] = {Int32GetDatum(node),
 	                   CStringGetTextDatum(self.server),
@@ -119,30 +176,38 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &r
 	unasked[0] = '\0';
 	for (uint64 r = 0; r < SPI_processed; ++r) {
 		const int i = static_cast<int>(r);
-		if (*text_at(i, 3) == '\0') { // a server that could not be asked: its name and error
+		if (SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3) == nullptr) { // could not be asked
+			char escaped[192];
+			escape_claim_text(text_at(i, 1), escaped, sizeof(escaped));
 			if (unasked[0] != '\0')
 				strlcat(unasked, "; ", sizeof(unasked));
-			strlcat(unasked, text_at(i, 1), sizeof(unasked));
-		} else if (!found) {
-			strlcpy(rival.server, text_at(i, 1), sizeof(rival.server));
-			rival.started_us = strtoll(text_at(i, 2), nullptr, 10);
-			strlcpy(rival.identity, text_at(i, 3), sizeof(rival.identity));
-			found = true;
+			strlcat(unasked, escaped, sizeof(unasked));
+			continue;
 		}
+		const char *heartbeat = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5);
+		ClaimValues claim;
+		if (found || !believed(ClaimText{text_at(i, 1), text_at(i, 3), text_at(i, 4), text_at(i, 2), heartbeat},
+		                       claim))
+			continue;
+		strlcpy(rival.server, text_at(i, 1), sizeof(rival.server));
+		rival.started_us = claim.started_us;
+		strlcpy(rival.identity, text_at(i, 3), sizeof(rival.identity));
+		found = true;
 	}
 	return found;
 }
 
-// This server's own claim's start, Unix µs (renewed by earliest_rival()).
+// This server's own claim's start, Unix µs (renewed by earliest_rival()); INT64_MAX when unreadable.
 int64_t own_claim_started_us(const Self &self) {
-	const char *query = "SELECT (pg_catalog.date_part('epoch', started_at) * 1000000)::pg_catalog.int8 "
-	                    "FROM snowflake_node_check.claims WHERE system_identifier OPERATOR(pg_catalog.=) $1 "
-	                    "AND timeline OPERATOR(pg_catalog.=) $2";
+	const char *query = "SELECT " SNOWFLAKE_CLAIM_US("started_at") " FROM snowflake_node_check.claims "
+	                    "WHERE system_identifier OPERATOR(pg_catalog.=) $1 AND timeline OPERATOR(pg_catalog.=) $2";
 	Oid types[2] = {TEXTOID, INT4OID};
 	Datum values[2] = {CStringGetTextDatum(self.system_identifier), Int32GetDatum(self.timeline)};
-	if (SPI_execute_with_args(query, 2, types, values, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
+	int64_t started = INT64_MAX;
+	if (SPI_execute_with_args(query, 2, types, values, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed == 0 ||
+	    !parse_claim_number(text_at(0, 1), started))
 		return INT64_MAX;
-	return strtoll(text_at(0, 1), nullptr, 10);
+	return started;
 }
 
 // One pass, inside the caller's transaction with SPI connected: the Citus group, the claim, the
@@ -156,6 +221,7 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 		snprintf(report, sizeof(report), "no snowflake extension in database \"%s\"", check_database);
 		return NodeCheck::NoExtension;
 	}
+	check_every_claim();
 	const int32_t node = configured_node(state).node;
 	if (node < 0) { // no node, nothing to claim; a refusal from before is lifted with it
 		refuse_node(state, -1);
@@ -307,6 +373,10 @@ void check_nodes() {
 	// A claim's commit does not wait for a synchronous standby: one that stalls would stop the
 	// renewals, and a claim gone stale to its peers could lift a refusal.
 	SetConfigOption("synchronous_commit", "local", PGC_SUSET, PGC_S_OVERRIDE);
+	// It runs as the bootstrap superuser in a database whose owner may create in its schemas: nothing
+	// they planted is looked up (CVE-2018-1058's pattern: an exact-match operator in public), whatever
+	// search_path ALTER DATABASE or ALTER ROLE set. Every query names pg_catalog's operators besides.
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 	publish_report(state, NodeCheck::Starting, "");
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();

@@ -25,6 +25,11 @@
 //   the other server (snowflake_stats().node_conflict). The refusal lifts by
 //   itself once no live claim conflicts: a reload that moves the node lifts
 //   it at once, and the next pass checks the new node.
+// - What the worker trusts: it runs as the bootstrap superuser in a database
+//   other roles own, so its search_path is pinned to pg_catalog, pg_temp and
+//   every operator its queries use is named as pg_catalog's; a claim is
+//   believed only when it keeps claim_rules.hpp's rules (else it is ignored
+//   and reported once, escaped). docs/security.md has who can do what.
 // - At start, the first calls wait for the first pass (at most
 //   kFirstCheckWaitMs after the shared state is created), so that a conflict
 //   found at once costs no ID.

@@ -40,6 +40,38 @@ GRANT SELECT ON snowflake_node_check.claims TO pg_monitor;
 COMMENT ON TABLE snowflake_node_check.claims IS
 'One row a server: the node it issues IDs under, since when, and a heartbeat its node check renews; a server is its cluster''s system identifier and WAL timeline. Replicate it with the tables of a logical-replication set-up, so that every server sees the others'' claims. For pg_monitor to read.';
 
+-- No role but the owner may write the claims (one that could would make a server refuse IDs), nor create
+-- in their schema, whatever default privileges (ALTER DEFAULT PRIVILEGES) of the role installing the
+-- extension granted on new tables and schemas: every privilege of another role is revoked but pg_monitor's
+-- own, granted above. Every operator and function is pg_catalog's, named.
+DO $acl$
+DECLARE
+  g record;
+BEGIN
+  FOR g IN
+    SELECT 'SCHEMA snowflake_node_check' AS target, a.grantee, a.privilege_type, a.is_grantable,
+           a.privilege_type OPERATOR(pg_catalog.=) 'USAGE' AS own
+    FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+    WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_node_check' AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+    UNION ALL
+    SELECT 'TABLE snowflake_node_check.claims', a.grantee, a.privilege_type, a.is_grantable,
+           a.privilege_type OPERATOR(pg_catalog.=) 'SELECT'
+    FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+    WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_node_check.claims'::pg_catalog.regclass
+      AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+  LOOP
+    IF g.own AND g.grantee OPERATOR(pg_catalog.=) 'pg_monitor'::pg_catalog.regrole AND NOT g.is_grantable THEN
+      CONTINUE;
+    END IF;
+    EXECUTE pg_catalog.format('REVOKE %s%s ON %s FROM %s CASCADE',
+      CASE WHEN g.own AND g.grantee OPERATOR(pg_catalog.=) 'pg_monitor'::pg_catalog.regrole THEN 'GRANT OPTION FOR ' ELSE '' END,
+      g.privilege_type, g.target,
+      CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+  END LOOP;
+END
+$acl$;
+
 -- Renews this server's claim and returns the live claims on its node by other servers: those in its
 -- own table (a heartbeat within stale_s), and on Citus every server's. Claims of this server's own
 -- past are not another server's: an earlier timeline of its cluster (before a promotion), or its

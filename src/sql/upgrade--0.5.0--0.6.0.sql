@@ -11,3 +11,55 @@
 -- @new snowflake_unmask(bigint)
 -- @new snowflake_mask_text(bigint)
 -- @new snowflake_unmask_text(text)
+
+-- The node check's claims (issue 34, item 10): no role but their owner writes them, whatever default privileges granted at install; users' SELECT and USAGE grants stay theirs.
+DO $repair$
+DECLARE
+  g record;
+BEGIN
+  -- Every privilege of another role on the claims but SELECT, and on their schema but USAGE: write
+  -- (INSERT, UPDATE, DELETE, TRUNCATE), TRIGGER, REFERENCES, MAINTAIN (PostgreSQL 17+), CREATE.
+  FOR g IN
+    SELECT 'SCHEMA snowflake_node_check' AS target, a.grantee, a.privilege_type
+    FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+    WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_node_check' AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+      AND a.privilege_type OPERATOR(pg_catalog.<>) 'USAGE'
+    UNION ALL
+    SELECT 'TABLE snowflake_node_check.claims', a.grantee, a.privilege_type
+    FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+    WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_node_check.claims'::pg_catalog.regclass
+      AND a.grantee OPERATOR(pg_catalog.<>) c.relowner AND a.privilege_type OPERATOR(pg_catalog.<>) 'SELECT'
+  LOOP
+    EXECUTE pg_catalog.format('REVOKE %s ON %s FROM %s CASCADE', g.privilege_type, g.target,
+      CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+  END LOOP;
+  -- A REVOKE in an extension's script records the object's whole privilege list, users' grants included,
+  -- in pg_init_privs as the extension's own, and pg_dump then leaves those grants out (CONTRIBUTING.md,
+  -- Building): the initial privileges of the schema and the table go back to exactly what the install
+  -- script's statements give, the owner's defaults and pg_monitor's USAGE or SELECT, and PostgreSQL
+  -- 17+'s dependencies on roles go with the roles no longer named there.
+  FOR g IN
+    SELECT 'pg_catalog.pg_namespace'::pg_catalog.regclass AS catalog, n.oid AS object,
+           pg_catalog.acldefault('n', n.nspowner) OPERATOR(pg_catalog.||)
+             pg_catalog.makeaclitem('pg_monitor'::pg_catalog.regrole, n.nspowner, 'USAGE', false) AS acl
+    FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_node_check'
+    UNION ALL
+    SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, c.oid,
+           pg_catalog.acldefault('r', c.relowner) OPERATOR(pg_catalog.||)
+             pg_catalog.makeaclitem('pg_monitor'::pg_catalog.regrole, c.relowner, 'SELECT', false)
+    FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_node_check.claims'::pg_catalog.regclass
+  LOOP
+    UPDATE pg_catalog.pg_init_privs i SET initprivs = g.acl
+    WHERE i.objoid OPERATOR(pg_catalog.=) g.object AND i.classoid OPERATOR(pg_catalog.=) g.catalog
+      AND i.objsubid OPERATOR(pg_catalog.=) 0 AND i.initprivs OPERATOR(pg_catalog.<>) g.acl;
+    DELETE FROM pg_catalog.pg_shdepend d
+    WHERE d.dbid OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_database
+                                         WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+      AND d.classid OPERATOR(pg_catalog.=) g.catalog AND d.objid OPERATOR(pg_catalog.=) g.object
+      AND d.objsubid OPERATOR(pg_catalog.=) 0 AND d.deptype OPERATOR(pg_catalog.=) 'i'
+      AND d.refobjid NOT IN (SELECT a.grantee FROM pg_catalog.aclexplode(g.acl) a
+                             UNION SELECT a.grantor FROM pg_catalog.aclexplode(g.acl) a);
+  END LOOP;
+END
+$repair$;
