@@ -11,11 +11,13 @@
 #   python    python/test_psycopg3.py, python/test_sqlalchemy.py (psycopg 3, SQLAlchemy 1.4)
 #   django    python/test_django.py with the models of python/shop/ (Django 3.2)
 #   asyncpg   python/test_asyncpg.py
-#   js        js/*.test.mjs under node --test (node-postgres, Knex, Drizzle, Sequelize, TypeORM)
+#   js        js/*.test.mjs under node --test (node-postgres, Knex, Drizzle, Sequelize, TypeORM;
+#             public_ids.test.mjs: the public-ID recipe js/public_ids.mjs against the server)
 #   prisma    prisma validate and format --check, then js/prisma.test.ts (Prisma 7)
 #   kysely    js/kysely.test.ts;  mikroorm  js/mikroorm.test.ts (MikroORM 6)
 #   php       php/lastval.php (PDO);  laravel  php/eloquent.php (Eloquent 8)
-#   java      java/HibernateBlocks.java (JDBC, Hibernate 3.6)
+#   java      java/HibernateBlocks.java (JDBC, Hibernate 3.6); java/PublicIdsCheck.java (the public-ID
+#             recipe java/PublicIds.java, on Bouncy Castle's FF1, against the server)
 #   go        go/pgx_test.go (pgx v4);  rust  rust/tests/keys.rs (tokio-postgres 0.7)
 #   rails     ruby/activerecord_trap_test.rb, then ruby/activerecord_test.rb (Active Record 6.1)
 #   exporter  exporter.sh (prometheus-postgres-exporter and promtool, 127.0.0.1:26301)
@@ -109,7 +111,7 @@ install_part() {
     prisma) npm_modules && prisma generate >/dev/null ;;
     php) ensure_packages php-cli php-pgsql ;;
     laravel) ensure_packages php-cli php-pgsql php-illuminate-database ;;
-    java) ensure_packages default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;
+    java) ensure_packages default-jdk-headless libpostgresql-jdbc-java libhibernate3-java libbcprov-java ;;
     go) ensure_packages golang-go golang-github-jackc-pgx-v4-dev && go_ test -c -o "$CACHE/go/pgx.test" . ;;
     rust)
       ensure_packages cargo rustc librust-tokio-postgres-dev librust-tokio-dev librust-tokio-macros-dev librust-bytes-dev &&
@@ -151,14 +153,17 @@ start_server() {
   for db in template1 postgres; do psql_on main -At -d "$db" -f "$HERE/setup.sql" >/dev/null; done
 }
 
-# Compiles and runs test/clients/java against Debian's JDBC driver and Hibernate 3.6 jars.
+# Compiles and runs test/clients/java against Debian's JDBC driver, Hibernate 3.6 and Bouncy Castle jars.
 java_clients() {
   local jars=/usr/share/java cp
   cp=$(printf "$jars/%s:" hibernate-core.jar postgresql.jar dom4j.jar antlr.jar commons-collections3.jar slf4j-api.jar \
-    slf4j-nop.jar geronimo-jta-1.2-spec.jar geronimo-jpa_2.0_spec.jar hibernate-commons-annotations.jar)
+    slf4j-nop.jar geronimo-jta-1.2-spec.jar geronimo-jpa_2.0_spec.jar hibernate-commons-annotations.jar bcprov.jar)
   rm -rf "$BUILD/clients/java" && mkdir -p "$BUILD/clients/java" &&
-    javac -d "$BUILD/clients/java" -cp "$cp" "$HERE/java/HibernateBlocks.java" &&
-    java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks
+    javac -d "$BUILD/clients/java" -cp "$cp" "$HERE"/java/*.java || return 1
+  local status=0 # both programs run, whichever fails
+  java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks || status=1
+  java -Dsnowflake.vectors="$ROOT/test/unit/mask_vectors.inc" -cp "$BUILD/clients/java:$cp" PublicIdsCheck || status=1
+  return $status
 }
 
 rm -rf "$BUILD/clients"
