@@ -12,7 +12,8 @@
 #   django    python/test_django.py with the models of python/shop/ (Django 3.2)
 #   asyncpg   python/test_asyncpg.py
 #   js        js/*.test.mjs under node --test (node-postgres, Knex, Drizzle, Sequelize, TypeORM;
-#             public_ids.test.mjs: the public-ID recipe js/public_ids.mjs against the server)
+#             public_ids.test.mjs: the public-ID recipe js/public_ids.mjs against the server, and
+#             against a second server on the js53 layout, 127.0.0.1:$CLIENTS_JS53_PORT, 26304 by default)
 #   prisma    prisma validate and format --check, then js/prisma.test.ts (Prisma 7)
 #   kysely    js/kysely.test.ts;  mikroorm  js/mikroorm.test.ts (MikroORM 6)
 #   php       php/lastval.php (PDO);  laravel  php/eloquent.php (Eloquent 8)
@@ -54,6 +55,7 @@ source "$(dirname "$0")/../lib/server.sh"
 
 SUITE_NAME=clients
 PORT=${CLIENTS_PORT:-26300}
+JS53_PORT=${CLIENTS_JS53_PORT:-26304}
 HERE=$ROOT/test/clients
 CACHE=/var/cache/snowflake-clients
 ALL_PARTS=(python django asyncpg js prisma kysely mikroorm php laravel java go rust rails exporter pgbouncer)
@@ -128,7 +130,7 @@ test_part() {
     python) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python/test_psycopg3.py" "$HERE/python/test_sqlalchemy.py" ;;
     django) /usr/bin/python3 -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$HERE/python/test_django.py" ;;
     asyncpg) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python/test_asyncpg.py" ;;
-    js) (cd "$HERE/js" && node --test --test-concurrency=1 ./*.test.mjs) ;;
+    js) start_js53_server && (cd "$HERE/js" && CLIENTS_JS53_PORT=$JS53_PORT node --test --test-concurrency=1 ./*.test.mjs) ;;
     # The schema as written is valid and formatted; migrate and db pull need the native engine.
     prisma) prisma validate && prisma format --check && (cd "$HERE/js" && node --import tsx --test prisma.test.ts) ;;
     kysely | mikroorm) (cd "$HERE/js" && node --import tsx --test "$1.test.ts") ;;
@@ -151,6 +153,16 @@ start_server() {
   server_start main
   local db
   for db in template1 postgres; do psql_on main -At -d "$db" -f "$HERE/setup.sql" >/dev/null; done
+}
+
+# The public-ID test's second server (js/public_ids.test.mjs): the js53 layout, whose masks stay
+# below 2^53, with its key list in postgresql.conf; started once, by the js part.
+start_js53_server() {
+  [ -n "${JS53_STARTED:-}" ] && return 0
+  JS53_STARTED=1
+  server_init js53 "$JS53_PORT" "shared_preload_libraries = 'snowflake'" "snowflake.node = 7" "snowflake.layout = 'js53'" \
+    "snowflake.mask_keys = 'J:2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f'" &&
+    server_start js53 && psql_on js53 -q -c "CREATE EXTENSION snowflake"
 }
 
 # Compiles and runs test/clients/java against Debian's JDBC driver, Hibernate 3.6 and Bouncy Castle jars.

@@ -133,3 +133,39 @@ describe('against the server', () => {
     assert.throws(() => b.mask(1n << 63n), RangeError);
   });
 });
+
+// The js53 layout (run.sh's second server, its key list in postgresql.conf): masks stay below 2^53,
+// exact as a JavaScript Number, and equal the client's with width 53.
+describe('against a js53 server', { skip: !process.env.CLIENTS_JS53_PORT && 'CLIENTS_JS53_PORT is not set' }, () => {
+  const KEY_J = 'J:2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f';
+  let js53;
+  before(async () => {
+    js53 = new pg.Client({ user: 'postgres', port: Number(process.env.CLIENTS_JS53_PORT) });
+    await js53.connect();
+  });
+  after(() => js53.end());
+
+  test('issued, edge and random IDs below 2^53: the same masks and text IDs both ways', async () => {
+    const { rows } = await js53.query('SELECT snowflake_nextval()::text AS id FROM generate_series(1, 50)');
+    const xs = [0n, 1n, 2n, (1n << 52n) - 1n, 1n << 52n, (1n << 53n) - 2n, (1n << 53n) - 1n, ...rows.map((r) => BigInt(r.id))];
+    for (let i = 0; i < 2000; i++) xs.push(randomBytes(8).readBigUInt64BE() >> 11n);
+    const j = publicIds(KEY_J, { width: 53 });
+    const query = async (expr, type, values) => (await js53.query(
+      `SELECT (${expr})::text AS v FROM unnest($1::${type}[]) WITH ORDINALITY AS u(x, n) ORDER BY n`,
+      [values.map(String)])).rows.map((r) => r.v);
+    const masks = await query('snowflake_mask(x)', 'bigint', xs);
+    assert.deepEqual(masks, xs.map((x) => String(j.mask(x))));
+    assert.ok(masks.every((m) => Number.isSafeInteger(Number(m))));
+    assert.deepEqual(await query('snowflake_mask_text(x)', 'bigint', xs), xs.map((x) => j.maskText(x)));
+    assert.deepEqual(await query('snowflake_unmask(x)', 'bigint', xs), xs.map((x) => String(j.unmask(x))));
+    assert.deepEqual(await query('snowflake_unmask_text(x)', 'text', xs.map((x) => j.maskText(x))), xs.map(String));
+    // 2^53 is no js53 ID, nor a js53 mask; as text, it is no public ID of this layout.
+    for (const f of ['snowflake_mask', 'snowflake_unmask']) {
+      await assert.rejects(js53.query(`SELECT ${f}($1)`, [String(1n << 53n)]), { code: '22003' }, f);
+    }
+    assert.throws(() => j.mask(1n << 53n), RangeError);
+    await assert.rejects(js53.query('SELECT snowflake_unmask_text($1)', ['J00fFgnDxSe8']), { code: '22P02' }); // 2^53
+    assert.throws(() => j.unmaskText('J00fFgnDxSe8'), SyntaxError);
+    assert.equal(j.unmaskText('J00fFgnDxSe7') < 1n << 53n, true); // 2^53 - 1 reads
+  });
+});
