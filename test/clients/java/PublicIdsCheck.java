@@ -118,51 +118,60 @@ public class PublicIdsCheck {
     public static void main(String[] args) throws Exception {
         Path kat = Path.of(System.getProperty("snowflake.vectors", "test/unit/mask_vectors.inc"));
         knownAnswers(kat);
+        // The usage docs/public-ids.md quotes; checked against the server after the rotation below.
+        PublicIds ids = new PublicIds("B:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f, A:2b7e151628aed2a6abf7158809cf4f3c", 63);
+        String publicId = ids.maskText(1234567890123456789L); // 12 characters: the key's ID, 11 base62 digits
+        long id = ids.unmaskText(publicId); // under whichever listed key publicId names
+        long masked = ids.mask(id); // in [0, 2^63) (63: the width; 53 under js53); ids.unmask(masked) gives id back
+        check("the quoted usage round-trips", id == 1234567890123456789L && ids.unmask(masked) == id);
         if (args.length > 0 && args[0].equals("kat")) System.exit(failures == 0 ? 0 : 1);
 
         String url = "jdbc:postgresql://" + System.getenv("PGHOST") + ":" + System.getenv("PGPORT") + "/postgres";
         try (Connection c = DriverManager.getConnection(url, "postgres", null)) {
             setKeys(c, KEY_A, "A:(hidden)");
-            long[] ids = ids(c);
+            long[] xs = ids(c);
             PublicIds a = new PublicIds(KEY_A, 63);
-            List<String> masks = column(c, "snowflake_mask(x)", "bigint", boxed(ids));
-            List<String> texts = column(c, "snowflake_mask_text(x)", "bigint", boxed(ids));
+            List<String> masks = column(c, "snowflake_mask(x)", "bigint", boxed(xs));
+            List<String> texts = column(c, "snowflake_mask_text(x)", "bigint", boxed(xs));
             int differ = 0;
-            String[] oldTexts = new String[ids.length];
-            Object[] clientMasks = new Object[ids.length], clientTexts = new Object[ids.length];
-            for (int i = 0; i < ids.length; i++) {
-                long m = a.mask(ids[i]);
-                oldTexts[i] = a.maskText(ids[i]);
+            String[] oldTexts = new String[xs.length];
+            Object[] clientMasks = new Object[xs.length], clientTexts = new Object[xs.length];
+            for (int i = 0; i < xs.length; i++) {
+                long m = a.mask(xs[i]);
+                oldTexts[i] = a.maskText(xs[i]);
                 clientMasks[i] = m;
                 clientTexts[i] = oldTexts[i];
                 if (!masks.get(i).equals(Long.toString(m)) || !texts.get(i).equals(oldTexts[i])
-                        || a.unmask(Long.parseLong(masks.get(i))) != ids[i] || a.unmaskText(texts.get(i)) != ids[i]) differ++;
+                        || a.unmask(Long.parseLong(masks.get(i))) != xs[i] || a.unmaskText(texts.get(i)) != xs[i]) differ++;
             }
-            check(ids.length + " IDs: Java's mask and maskText equal the server's, and unmask theirs back; " + differ + " differ", differ == 0);
+            check(xs.length + " IDs: Java's mask and maskText equal the server's, and unmask theirs back; " + differ + " differ", differ == 0);
 
             List<String> back = column(c, "snowflake_unmask(x)", "bigint", clientMasks);
             List<String> backText = column(c, "snowflake_unmask_text(x)", "text", clientTexts);
             differ = 0;
-            for (int i = 0; i < ids.length; i++)
-                if (!back.get(i).equals(Long.toString(ids[i])) || !backText.get(i).equals(Long.toString(ids[i]))) differ++;
-            check("the server unmasks Java's masks and text IDs to the same " + ids.length + " IDs; " + differ + " differ", differ == 0);
+            for (int i = 0; i < xs.length; i++)
+                if (!back.get(i).equals(Long.toString(xs[i])) || !backText.get(i).equals(Long.toString(xs[i]))) differ++;
+            check("the server unmasks Java's masks and text IDs to the same " + xs.length + " IDs; " + differ + " differ", differ == 0);
 
             // unmask of values no mask came from: the inverse permutation, byte for byte too.
-            List<String> inverse = column(c, "snowflake_unmask(x)", "bigint", boxed(ids));
+            List<String> inverse = column(c, "snowflake_unmask(x)", "bigint", boxed(xs));
             differ = 0;
-            for (int i = 0; i < ids.length; i++) if (!inverse.get(i).equals(Long.toString(a.unmask(ids[i])))) differ++;
-            check("unmask of " + ids.length + " arbitrary values: Java equals the server; " + differ + " differ", differ == 0);
+            for (int i = 0; i < xs.length; i++) if (!inverse.get(i).equals(Long.toString(a.unmask(xs[i])))) differ++;
+            check("unmask of " + xs.length + " arbitrary values: Java equals the server; " + differ + " differ", differ == 0);
 
             // Rotation: B masks now, A's text IDs keep resolving while A stays listed.
             setKeys(c, KEY_B + ", " + KEY_A, "B:(hidden), A:(hidden)");
             PublicIds ba = new PublicIds(KEY_B + ", " + KEY_A, 63);
-            List<String> newTexts = column(c, "snowflake_mask_text(x)", "bigint", boxed(ids));
+            List<String> newTexts = column(c, "snowflake_mask_text(x)", "bigint", boxed(xs));
             List<String> oldBack = column(c, "snowflake_unmask_text(x)", "text", oldTexts);
             differ = 0;
-            for (int i = 0; i < ids.length; i++)
-                if (!newTexts.get(i).equals(ba.maskText(ids[i])) || newTexts.get(i).charAt(0) != 'B'
-                        || !oldBack.get(i).equals(Long.toString(ids[i])) || ba.unmaskText(oldTexts[i]) != ids[i]) differ++;
-            check("after rotation to 'B:..., A:...': new text IDs name B and equal Java's; the " + ids.length
+            for (int i = 0; i < xs.length; i++)
+                if (!newTexts.get(i).equals(ba.maskText(xs[i])) || newTexts.get(i).charAt(0) != 'B'
+                        || !oldBack.get(i).equals(Long.toString(xs[i])) || ba.unmaskText(oldTexts[i]) != xs[i]) differ++;
+            check("the quoted usage gives the server's mask and text ID under the same key list",
+                    column(c, "snowflake_mask_text(x)", "bigint", new Object[] {id}).equals(List.of(publicId))
+                    && column(c, "snowflake_mask(x)", "bigint", new Object[] {id}).equals(List.of(Long.toString(masked))));
+            check("after rotation to 'B:..., A:...': new text IDs name B and equal Java's; the " + xs.length
                     + " made under A still resolve on both sides; " + differ + " differ", differ == 0);
 
             setKeys(c, KEY_B, "B:(hidden)");

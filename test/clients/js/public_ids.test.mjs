@@ -13,11 +13,16 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { publicIds } from './public_ids.mjs';
+const ids = publicIds('B:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f, A:2b7e151628aed2a6abf7158809cf4f3c');
+const publicId = ids.maskText(1234567890123456789n); // 12 characters: the key's ID, 11 base62 digits
+const id = ids.unmaskText(publicId); // 1234567890123456789n, under whichever listed key publicId names
+const masked = ids.mask(id); // a bigint in [0, 2^63); ids.unmask(masked) gives id back
+// (Above, the usage docs/public-ids.md quotes; checked against the server after the rotation below.)
 
 const KEY_A = 'A:2b7e151628aed2a6abf7158809cf4f3c';
 const KEY_B = 'B:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
 let client;
-let ids;
+let xs; // the IDs compared with the server
 
 // Sets snowflake.mask_keys (resets it when keys is null) and waits until SHOW gives shown.
 async function setKeys(keys, shown) {
@@ -72,10 +77,10 @@ describe('against the server', () => {
     client = new pg.Client({ user: 'postgres' });
     await client.connect();
     const { rows } = await client.query('SELECT snowflake_nextval()::text AS id FROM generate_series(1, 50)');
-    ids = [0n, 1n, 2n, 1n << 31n, (1n << 62n) - 1n, 1n << 62n, (1n << 63n) - 2n, (1n << 63n) - 1n,
+    xs = [0n, 1n, 2n, 1n << 31n, (1n << 62n) - 1n, 1n << 62n, (1n << 63n) - 2n, (1n << 63n) - 1n,
       ...rows.map((r) => BigInt(r.id))];
-    for (let i = 0; i < 2000; i++) ids.push(random63());
-    for (let i = 0; i < 1000; i++) ids.push(random63() | 0xfffn); // a full sequence field
+    for (let i = 0; i < 2000; i++) xs.push(random63());
+    for (let i = 0; i < 1000; i++) xs.push(random63() | 0xfffn); // a full sequence field
   });
   after(async () => {
     await setKeys(null, null);
@@ -85,33 +90,38 @@ describe('against the server', () => {
   test('the same IDs both ways, byte for byte, then a rotation, then a retired key', async () => {
     await setKeys(KEY_A, 'A:(hidden)');
     const a = publicIds(KEY_A);
-    const masks = await column('snowflake_mask(x)', 'bigint', ids);
-    const texts = await column('snowflake_mask_text(x)', 'bigint', ids);
-    assert.deepEqual(masks, ids.map((x) => String(a.mask(x))));
-    assert.deepEqual(texts, ids.map((x) => a.maskText(x)));
-    assert.deepEqual(masks.map((m) => a.unmask(BigInt(m))), ids);
-    assert.deepEqual(texts.map((t) => a.unmaskText(t)), ids);
+    const masks = await column('snowflake_mask(x)', 'bigint', xs);
+    const texts = await column('snowflake_mask_text(x)', 'bigint', xs);
+    assert.deepEqual(masks, xs.map((x) => String(a.mask(x))));
+    assert.deepEqual(texts, xs.map((x) => a.maskText(x)));
+    assert.deepEqual(masks.map((m) => a.unmask(BigInt(m))), xs);
+    assert.deepEqual(texts.map((t) => a.unmaskText(t)), xs);
     // The server reads the client's masks and text IDs back; unmask of values no mask came from.
-    assert.deepEqual(await column('snowflake_unmask(x)', 'bigint', ids.map((x) => a.mask(x))), ids.map(String));
-    assert.deepEqual(await column('snowflake_unmask_text(x)', 'text', ids.map((x) => a.maskText(x))), ids.map(String));
-    assert.deepEqual(await column('snowflake_unmask(x)', 'bigint', ids), ids.map((x) => String(a.unmask(x))));
+    assert.deepEqual(await column('snowflake_unmask(x)', 'bigint', xs.map((x) => a.mask(x))), xs.map(String));
+    assert.deepEqual(await column('snowflake_unmask_text(x)', 'text', xs.map((x) => a.maskText(x))), xs.map(String));
+    assert.deepEqual(await column('snowflake_unmask(x)', 'bigint', xs), xs.map((x) => String(a.unmask(x))));
 
     // Rotation: B masks now; A's text IDs keep resolving while A stays listed.
     await setKeys(`${KEY_B}, ${KEY_A}`, 'B:(hidden), A:(hidden)');
     const ba = publicIds(`${KEY_B}, ${KEY_A}`);
-    const newTexts = await column('snowflake_mask_text(x)', 'bigint', ids);
-    assert.deepEqual(newTexts, ids.map((x) => ba.maskText(x)));
+    const newTexts = await column('snowflake_mask_text(x)', 'bigint', xs);
+    assert.deepEqual(newTexts, xs.map((x) => ba.maskText(x)));
     assert.ok(newTexts.every((t) => t[0] === 'B'));
-    assert.deepEqual(await column('snowflake_mask(x)', 'bigint', ids), ids.map((x) => String(ba.mask(x))));
-    assert.deepEqual(await column('snowflake_unmask_text(x)', 'text', texts), ids.map(String));
-    assert.deepEqual(texts.map((t) => ba.unmaskText(t)), ids);
+    assert.deepEqual(await column('snowflake_mask(x)', 'bigint', xs), xs.map((x) => String(ba.mask(x))));
+    assert.deepEqual(await column('snowflake_unmask_text(x)', 'text', texts), xs.map(String));
+    assert.deepEqual(texts.map((t) => ba.unmaskText(t)), xs);
+  // The usage above, under this same key list.
+  assert.deepEqual(await column('snowflake_mask_text(x)', 'bigint', [1234567890123456789n]), [publicId]);
+  assert.deepEqual(await column('snowflake_mask(x)', 'bigint', [id]), [String(masked)]);
+  assert.equal(id, 1234567890123456789n);
+  assert.equal(ids.unmask(masked), id);
 
     // A retired: both refuse the text IDs made under it.
     await setKeys(KEY_B, 'B:(hidden)');
     const b = publicIds(KEY_B);
     assert.equal(await sqlstate('snowflake_unmask_text', texts[0]), '22P02');
     assert.throws(() => b.unmaskText(texts[0]));
-    assert.equal((await column('snowflake_unmask_text(x)', 'text', [newTexts[0]]))[0], String(ids[0]));
+    assert.equal((await column('snowflake_unmask_text(x)', 'text', [newTexts[0]]))[0], String(xs[0]));
   });
 
   test('bad text IDs and IDs out of range: refused by both', async () => {
