@@ -10,7 +10,7 @@ MODULE_big = snowflake
 OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
 # The current version's install script is built from one readable source per area
 # (src/sql/, in this order); released install and upgrade scripts are files of their own.
-SQL_SOURCES = $(addprefix src/sql/,generator.sql reservation.sql decoding.sql time_range.sql many_servers.sql node_check.sql encoding.sql type.sql convert.sql convert_views.sql)
+SQL_SOURCES = $(addprefix src/sql/,generator.sql reservation.sql decoding.sql time_range.sql many_servers.sql node_check.sql encoding.sql public_ids.sql type.sql convert.sql convert_views.sql)
 # Upgrade scripts of unreleased versions are built from src/sql/upgrade--A--B.sql (see below).
 UPGRADE_SOURCES = $(wildcard src/sql/upgrade--*.sql)
 DATA_built = snowflake--$(EXTVERSION).sql $(patsubst src/sql/upgrade--%,snowflake--%,$(UPGRADE_SOURCES))
@@ -22,7 +22,7 @@ PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -Isrc -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register $(if $(WERROR),-Werror)
 # PGXS links with $(CC); the C++ runtime must be named.
-SHLIB_LINK = -lstdc++
+SHLIB_LINK = -lstdc++ -lcrypto
 # No LLVM bitcode: JIT inlining of a lock-taking generator buys nothing, and the
 # bitcode pass would compile C++17 with clang but without PG_CXXFLAGS.
 override with_llvm = no
@@ -53,7 +53,7 @@ $(OBJS): $(wildcard src/*.hpp)
 # like the extension's, every object is rebuilt when any header changes.
 BUILD ?= build
 TEST_CXXFLAGS = -O2 -g -Wall -Wextra $(if $(WERROR),-Werror) -Isrc
-UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp src/encoding.cpp src/node_source.cpp
+UNIT_SRCS = $(wildcard test/unit/*.cpp) src/generator.cpp src/encoding.cpp src/node_source.cpp src/mask.cpp
 UNIT_OBJS = $(patsubst %.cpp,$(BUILD)/unit-objs/%.o,$(UNIT_SRCS))
 
 $(UNIT_OBJS): $(wildcard src/*.hpp test/unit/*.hpp)
@@ -62,7 +62,7 @@ $(BUILD)/unit-objs/%.o: %.cpp
 	$(CXX) -std=c++17 $(TEST_CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/unit_tests: $(UNIT_OBJS)
-	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
+	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread -lcrypto
 
 unitcheck: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
@@ -88,7 +88,7 @@ integrationcheck: $(BUILD)/integration_tests
 	SNOWFLAKE_TEST_DIR=$(abspath $(BUILD))/integration PG_BIN=$(shell $(PG_CONFIG) --bindir) $(BUILD)/integration_tests
 
 # --- Regression tests: each schedule gets its own preloaded (or not) temporary server.
-REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded layout_sonyflake layout_js53 upgrade
+REGRESS_SUITES = main clock_faults wait_policy unset_node not_preloaded custom_epoch_not_preloaded layout_sonyflake layout_js53 public_ids upgrade
 
 regresscheck: $(addprefix regresscheck-,$(REGRESS_SUITES))
 installcheck: regresscheck

@@ -8,6 +8,7 @@
 #include "settings.hpp"
 
 #include "node.hpp"
+#include "public_ids.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -398,6 +399,7 @@ void log_settings_in_effect() {
 // Defines the settings: when preloading, every one, then makes bad values fatal and logs those in
 // effect; otherwise the reloadable ones, with the decoding epoch settled.
 void define_settings(bool preloading) {
+	define_mask_setting();
 	if (!preloading) {
 		define_reloadable_settings();
 		settle_unpreloaded_epoch();
