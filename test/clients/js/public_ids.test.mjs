@@ -31,7 +31,7 @@ async function setKeys(keys, shown) {
   await client.query('SELECT pg_reload_conf()');
   for (let i = 0; shown !== null && i < 200; i++) {
     const { rows: [r] } = await client.query('SHOW snowflake.mask_keys');
-    if (r.snowflake_mask_keys === shown) return;
+    if (r['snowflake.mask_keys'] === shown) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   if (shown !== null) throw new Error(`the server never showed snowflake.mask_keys = '${shown}'`);
