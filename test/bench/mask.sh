@@ -97,12 +97,12 @@ say
 say "| function | time (ms) | ns per call, net of the empty loop | calls/s (net) |"
 say "|---|---|---|---|"
 for floor in floor_star floor_x floor_m floor_t; do
-  say "| count(${EXPR[$floor]}) alone (the empty loop) | $(printf %.0f "${BEST[$floor]}") | | |"
+  say "| count(${EXPR[$floor]}) alone (the empty loop) | $(printf %.1f "${BEST[$floor]}") | | |"
 done
 for name in "${NAMES[@]}"; do
   [[ $name == floor_* ]] && continue
   say "$(awk -v l="${LABEL[$name]}" -v ms="${BEST[$name]}" -v f="${BEST[${FLOOR[$name]}]}" -v n="$N" \
-    'BEGIN { net = (ms - f) * 1e6 / n; printf "| %s | %.0f | %.0f | %s |", l, ms, net, net > 0 ? sprintf("%.2f M", 1000 / net) : "" }')"
+    'BEGIN { net = (ms - f) * 1e6 / n; printf "| %s | %.1f | %.0f | %s |", l, ms, net, (net > 0 ? sprintf("%.2f M", 1000 / net) : "") }')"
 done
 say
 [ "$HAS_UUIDV7" = 1 ] || say "uuidv7() is not measured: PostgreSQL $PG_MAJOR lacks it (18 and later have it)."
