@@ -224,7 +224,8 @@ clients() {
 # benchmark runs the postmaster under strace, on the host only.
 bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick &&
-    bash "$ROOT/test/bench/block_loop.sh" --quick && { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
+    bash "$ROOT/test/bench/block_loop.sh" --quick && bash "$ROOT/test/bench/mask.sh" --quick &&
+    { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
 }
 
 # The run command as a user who is not root, in a copy of the tree that user owns: sudo only

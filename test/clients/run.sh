@@ -11,11 +11,14 @@
 #   python    python/test_psycopg3.py, python/test_sqlalchemy.py (psycopg 3, SQLAlchemy 1.4)
 #   django    python/test_django.py with the models of python/shop/ (Django 3.2)
 #   asyncpg   python/test_asyncpg.py
-#   js        js/*.test.mjs under node --test (node-postgres, Knex, Drizzle, Sequelize, TypeORM)
+#   js        js/*.test.mjs under node --test (node-postgres, Knex, Drizzle, Sequelize, TypeORM;
+#             public_ids.test.mjs: the public-ID recipe js/public_ids.mjs against the server, and
+#             against a second server on the js53 layout, 127.0.0.1:$CLIENTS_JS53_PORT, 26304 by default)
 #   prisma    prisma validate and format --check, then js/prisma.test.ts (Prisma 7)
 #   kysely    js/kysely.test.ts;  mikroorm  js/mikroorm.test.ts (MikroORM 6)
 #   php       php/lastval.php (PDO);  laravel  php/eloquent.php (Eloquent 8)
-#   java      java/HibernateBlocks.java (JDBC, Hibernate 3.6)
+#   java      java/HibernateBlocks.java (JDBC, Hibernate 3.6); java/PublicIdsCheck.java (the public-ID
+#             recipe java/PublicIds.java, on Bouncy Castle's FF1, against the server)
 #   go        go/pgx_test.go (pgx v4);  rust  rust/tests/keys.rs (tokio-postgres 0.7)
 #   rails     ruby/activerecord_trap_test.rb, then ruby/activerecord_test.rb (Active Record 6.1)
 #   exporter  exporter.sh (prometheus-postgres-exporter and promtool, 127.0.0.1:26301)
@@ -52,6 +55,7 @@ source "$(dirname "$0")/../lib/server.sh"
 
 SUITE_NAME=clients
 PORT=${CLIENTS_PORT:-26300}
+JS53_PORT=${CLIENTS_JS53_PORT:-26304}
 HERE=$ROOT/test/clients
 CACHE=/var/cache/snowflake-clients
 ALL_PARTS=(python django asyncpg js prisma kysely mikroorm php laravel java go rust rails exporter pgbouncer)
@@ -109,7 +113,7 @@ install_part() {
     prisma) npm_modules && prisma generate >/dev/null ;;
     php) ensure_packages php-cli php-pgsql ;;
     laravel) ensure_packages php-cli php-pgsql php-illuminate-database ;;
-    java) ensure_packages default-jdk-headless libpostgresql-jdbc-java libhibernate3-java ;;
+    java) ensure_packages default-jdk-headless libpostgresql-jdbc-java libhibernate3-java libbcprov-java ;;
     go) ensure_packages golang-go golang-github-jackc-pgx-v4-dev && go_ test -c -o "$CACHE/go/pgx.test" . ;;
     rust)
       ensure_packages cargo rustc librust-tokio-postgres-dev librust-tokio-dev librust-tokio-macros-dev librust-bytes-dev &&
@@ -126,7 +130,7 @@ test_part() {
     python) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python/test_psycopg3.py" "$HERE/python/test_sqlalchemy.py" ;;
     django) /usr/bin/python3 -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$HERE/python/test_django.py" ;;
     asyncpg) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$HERE/python/test_asyncpg.py" ;;
-    js) (cd "$HERE/js" && node --test --test-concurrency=1 ./*.test.mjs) ;;
+    js) start_js53_server && (cd "$HERE/js" && CLIENTS_JS53_PORT=$JS53_PORT node --test --test-concurrency=1 ./*.test.mjs) ;;
     # The schema as written is valid and formatted; migrate and db pull need the native engine.
     prisma) prisma validate && prisma format --check && (cd "$HERE/js" && node --import tsx --test prisma.test.ts) ;;
     kysely | mikroorm) (cd "$HERE/js" && node --import tsx --test "$1.test.ts") ;;
@@ -151,14 +155,27 @@ start_server() {
   for db in template1 postgres; do psql_on main -At -d "$db" -f "$HERE/setup.sql" >/dev/null; done
 }
 
-# Compiles and runs test/clients/java against Debian's JDBC driver and Hibernate 3.6 jars.
+# The public-ID test's second server (js/public_ids.test.mjs): the js53 layout, whose masks stay
+# below 2^53, with its key list in postgresql.conf; started once, by the js part.
+start_js53_server() {
+  [ -n "${JS53_STARTED:-}" ] && return 0
+  JS53_STARTED=1
+  server_init js53 "$JS53_PORT" "shared_preload_libraries = 'snowflake'" "snowflake.node = 7" "snowflake.layout = 'js53'" \
+    "snowflake.mask_keys = 'J:2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f'" &&
+    server_start js53 && psql_on js53 -q -c "CREATE EXTENSION snowflake"
+}
+
+# Compiles and runs test/clients/java against Debian's JDBC driver, Hibernate 3.6 and Bouncy Castle jars.
 java_clients() {
   local jars=/usr/share/java cp
   cp=$(printf "$jars/%s:" hibernate-core.jar postgresql.jar dom4j.jar antlr.jar commons-collections3.jar slf4j-api.jar \
-    slf4j-nop.jar geronimo-jta-1.2-spec.jar geronimo-jpa_2.0_spec.jar hibernate-commons-annotations.jar)
+    slf4j-nop.jar geronimo-jta-1.2-spec.jar geronimo-jpa_2.0_spec.jar hibernate-commons-annotations.jar bcprov.jar)
   rm -rf "$BUILD/clients/java" && mkdir -p "$BUILD/clients/java" &&
-    javac -d "$BUILD/clients/java" -cp "$cp" "$HERE/java/HibernateBlocks.java" &&
-    java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks
+    javac -d "$BUILD/clients/java" -cp "$cp" "$HERE"/java/*.java || return 1
+  local status=0 # both programs run, whichever fails
+  java -Dsnowflake.mapping="$HERE/java/item.hbm.xml" -cp "$BUILD/clients/java:$cp" HibernateBlocks || status=1
+  java -Dsnowflake.vectors="$ROOT/test/unit/mask_vectors.inc" -cp "$BUILD/clients/java:$cp" PublicIdsCheck || status=1
+  return $status
 }
 
 rm -rf "$BUILD/clients"
