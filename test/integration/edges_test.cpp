@@ -13,14 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// How often text occurs in haystack.
-int occurrences(const std::string &haystack, const std::string &text) {
-	int n = 0;
-	for (size_t at = haystack.find(text); at != std::string::npos; at = haystack.find(text, at + 1))
-		++n;
-	return n;
-}
-
 TEST(StartUp, LogsTheSettingsInEffectOnce) {
 	Server server("startup_log", {kPreload, "snowflake.node = 3", "snowflake.layout = 'js53'",
 	                              "snowflake.max_clock_drift = '2s'"});

@@ -13,14 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// How often text occurs in haystack.
-int occurrences(const std::string &haystack, const std::string &text) {
-	int n = 0;
-	for (size_t at = haystack.find(text); at != std::string::npos; at = haystack.find(text, at + 1))
-		++n;
-	return n;
-}
-
 // A text value of one row and column, as postgres in database postgres.
 std::string text_of(const Server &server, const std::string &query) {
 	pqxx::connection conn = server.connect();

@@ -236,4 +236,11 @@ std::string Server::single_user(const std::string &statements) const {
 	return read_text(dir_ + "/single.out");
 }
 
+int occurrences(const std::string &haystack, const std::string &text) {
+	int n = 0;
+	for (size_t at = haystack.find(text); at != std::string::npos; at = haystack.find(text, at + 1))
+		++n;
+	return n;
+}
+
 } // namespace snowflake::test

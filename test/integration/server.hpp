@@ -125,4 +125,7 @@ std::string sqlstate_of(pqxx::connection &conn, const std::string &query);
 // Polls until check() is true, up to timeout; whether it became true.
 bool wait_until(const std::function<bool()> &check, std::chrono::milliseconds timeout);
 
+// How often text occurs in haystack (a server log, say).
+int occurrences(const std::string &haystack, const std::string &text);
+
 } // namespace snowflake::test
