@@ -41,18 +41,19 @@ static bool check_mask_keys(char **newval, void **extra, GucSource source) {
 		GUC_check_errhint("Set it in postgresql.conf, or with ALTER SYSTEM SET, and reload.");
 		return false;
 	}
-	auto *ring = static_cast<MaskKeyRing *>(guc_malloc(LOG, sizeof(MaskKeyRing)));
-	if (ring == nullptr)
-		return false;
+	MaskKeyRing parsed; // parsed first: guc_malloc'ed memory is not free()'s on PostgreSQL 16+
 	int entry = 0;
-	if (const char *problem = parse_mask_keys(*newval != nullptr ? *newval : "", *ring, entry)) {
-		free(ring);
+	if (const char *problem = parse_mask_keys(*newval != nullptr ? *newval : "", parsed, entry)) {
 		GUC_check_errmsg("invalid value for parameter \"%s\" at entry %d", kMaskKeys, entry);
 		GUC_check_errdetail("%s.", problem);
 		GUC_check_errhint("Write each key as ID:HEX, such as A:000102030405060708090a0b0c0d0e0f, separated by "
 		                  "commas; the first key masks.");
 		return false;
 	}
+	auto *ring = static_cast<MaskKeyRing *>(guc_malloc(LOG, sizeof(MaskKeyRing)));
+	if (ring == nullptr)
+		return false;
+	*ring = parsed;
 	*extra = ring;
 	return true;
 }

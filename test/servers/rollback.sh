@@ -99,20 +99,25 @@ check "the catalog is still this version's ($(control_version))" \
 check "$PREVIOUS reads the state file this version wrote: state ok, new IDs above every ID issued before" \
   [ "$(sql r "SELECT state FROM snowflake_stats()")|$(sql r "INSERT INTO items DEFAULT VALUES RETURNING id > $last")" = "ok|t" ]
 # Every C function of the catalog, called with NULL arguments (so that those with arguments only
-# resolve their symbol), after a first ID so that snowflake_lastval() has one to return.
+# resolve their symbol), after a first ID so that snowflake_lastval() has one to return. The NULLs
+# come from a subquery the planner keeps (OFFSET 0): a strict function called with a NULL constant
+# is folded to NULL while planning, and its symbol never looked up.
 sql r "CREATE TABLE calls AS SELECT NULL::text AS symbol, NULL::text AS error LIMIT 0;
   DO \$\$
   DECLARE f record;
   BEGIN
     PERFORM snowflake_nextval();
     FOR f IN SELECT p.oid::regprocedure AS sig, p.prosrc, p.proname, p.pronamespace::regnamespace AS nsp,
-                    (SELECT string_agg('NULL::' || format_type(t, NULL), ', ') FROM unnest(p.proargtypes) t) AS args
+                    (SELECT string_agg('a.a' || n, ', ' ORDER BY n) FROM unnest(p.proargtypes) WITH ORDINALITY u(t, n)) AS args,
+                    (SELECT string_agg('NULL::' || format_type(t, NULL) || ' AS a' || n, ', ' ORDER BY n)
+                     FROM unnest(p.proargtypes) WITH ORDINALITY u(t, n)) AS nulls
              FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
              WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
                AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')
                AND NOT EXISTS (SELECT FROM unnest(p.proargtypes) t JOIN pg_type ty ON ty.oid = t WHERE ty.typtype = 'p') LOOP
       BEGIN
-        EXECUTE format('SELECT %s.%I(%s)', f.nsp, f.proname, coalesce(f.args, ''));
+        EXECUTE format('SELECT %s.%I(%s) FROM (SELECT %s OFFSET 0) a', f.nsp, f.proname, coalesce(f.args, ''),
+                       coalesce(f.nulls, '1 AS a0'));
         INSERT INTO calls VALUES (f.prosrc, NULL);
       EXCEPTION WHEN OTHERS THEN
         INSERT INTO calls VALUES (f.prosrc, SQLSTATE || ' ' || SQLERRM);
