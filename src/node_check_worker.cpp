@@ -95,6 +95,7 @@ bool may_run(DatabaseCommand command, bool top_level) {
 
 void begin_node_check_connection(SharedState &state) {
 	connected = false;
+	pg_atomic_write_u32(&state.check_leave_for, 0); // a request left by a command whose worker had gone
 	before_shmem_exit(node_check_exit, 0);
 	pg_atomic_write_u32(&state.check_pid, static_cast<uint32>(MyProcPid));
 }
