@@ -28,17 +28,6 @@ struct Self {
 	int32_t timeline;
 };
 
-// Writes report under the sequence lock (claims.hpp), with the status and the time of the pass.
-void publish_report(SharedState &state, NodeCheck status, const char *report) noexcept {
-	pg_atomic_fetch_add_u32(&state.report_version, 1); // odd: being rewritten
-	pg_write_barrier();
-	strlcpy(state.report, report, sizeof(state.report));
-	pg_write_barrier();
-	pg_atomic_fetch_add_u32(&state.report_version, 1);
-	pg_atomic_write_u32(&state.check_status, static_cast<uint32>(status));
-	pg_atomic_write_u64(&state.check_at_us, static_cast<uint64>(unix_now_us()));
-}
-
 // Ends a pass: counts it and wakes the calls waiting for the first one.
 void pass_done(SharedState &state) {
 	pg_atomic_fetch_add_u32(&state.check_passes, 1);
@@ -246,7 +235,8 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	return refuse ? NodeCheck::Refusing : NodeCheck::Warning;
 }
 
-// Logs what a pass found when it differs from the last pass: a conflict (WARNING), its end, a failure.
+// Logs what a pass found when it differs from the last pass: a conflict (WARNING), its end, a failure,
+// nothing to claim with, and the check working (again).
 void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node) {
 	if (now == was)
 		return;
@@ -261,13 +251,30 @@ void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node) 
 		                         node, report),
 		                  errhint("Give one of them a node of its own and reload its configuration.")));
 	else if (now == NodeCheck::Failing)
-		ereport(LOG, (errmsg("snowflake: the node check failed: %s", report)));
+		ereport(WARNING, (errmsg("snowflake: the node check failed: %s", report),
+		                  errdetail("Until a pass succeeds, this server claims its node nowhere and sees no other "
+		                            "server's claim.")));
+	else if (now == NodeCheck::NoExtension)
+		ereport(WARNING, (errmsg("snowflake: the node check is not checking: %s (snowflake.database)", report),
+		                  errdetail("Without the extension there, this server claims its node nowhere and sees no "
+		                            "other server's claim."),
+		                  errhint("Run CREATE EXTENSION snowflake in database \"%s\", or set snowflake.database to "
+		                          "the database where you created the extension and restart the server.",
+		                          check_database)));
 	else if (now == NodeCheck::Incomplete)
 		ereport(LOG, (errmsg("snowflake: the node check %s, so it cannot tell whether they share this server's "
 		                     "node",
 		                     report)));
 	else if (was == NodeCheck::Refusing || was == NodeCheck::Warning)
 		ereport(LOG, (errmsg("snowflake: no other server claims this server's node any more")));
+	else if (now == NodeCheck::Ok && node >= 0)
+		ereport(LOG, (errmsg("snowflake: the node check in database \"%s\" is ok: no other server claims node %d",
+		                     check_database, node)));
+	else if (now == NodeCheck::Ok)
+		ereport(LOG, (errmsg("snowflake: the node check in database \"%s\" is ok: this server has no node to claim",
+		                     check_database)));
+	else if (now == NodeCheck::Off)
+		ereport(LOG, (errmsg("snowflake: the node check is off (snowflake.node_check_interval = 0)")));
 }
 
 // A pass in a transaction of its own; an ERROR is caught, reported, and ends only this pass.
@@ -301,12 +308,42 @@ void guarded_pass(SharedState &state) {
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, nullptr);
-	publish_report(state, status, report);
+	publish_node_check(state, status, report, false);
 	log_change(was, status, report, configured_node(state).node);
 	pass_done(state);
 }
 
 } // namespace
+
+void publish_node_check(SharedState &state, NodeCheck status, const char *report, bool wake) noexcept {
+	pg_atomic_fetch_add_u32(&state.report_version, 1); // odd: being rewritten
+	pg_write_barrier();
+	strlcpy(state.report, report, sizeof(state.report));
+	pg_write_barrier();
+	pg_atomic_fetch_add_u32(&state.report_version, 1);
+	pg_atomic_write_u32(&state.check_status, static_cast<uint32>(status));
+	pg_atomic_write_u64(&state.check_at_us, static_cast<uint64>(unix_now_us()));
+	if (wake && MyProc != nullptr) // a process with no PGPROC (yet, or any more) cannot broadcast
+		ConditionVariableBroadcast(&state.checked_cv);
+}
+
+NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept {
+	switch (check) { // the statuses a pass or the worker's start leaves, which the next pass replaces
+	case NodeCheck::Starting:
+	case NodeCheck::NoExtension:
+	case NodeCheck::Failing:
+	case NodeCheck::Ok:
+	case NodeCheck::Refusing:
+	case NodeCheck::Warning:
+	case NodeCheck::Incomplete:
+		break;
+	default:
+		return check;
+	}
+	const int64_t bound_us = (kStalePasses * node_check_interval_s + 10) * int64_t{1000000};
+	return node_check_interval_s > 0 && check_at_us > 0 && unix_now_us() - check_at_us > bound_us ? NodeCheck::Stale
+	                                                                                                : check;
+}
 
 const char *node_check_text(NodeCheck check) noexcept {
 	switch (check) {
@@ -328,6 +365,10 @@ const char *node_check_text(NodeCheck check) noexcept {
 		return "node conflict";
 	case NodeCheck::Incomplete:
 		return "incomplete";
+	case NodeCheck::CannotConnect:
+		return "cannot connect";
+	case NodeCheck::Stale:
+		return "stale";
 	}
 	return "unknown";
 }
@@ -346,12 +387,15 @@ NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept {
 }
 
 void await_first_node_check(SharedState &state) {
-	if (node_check_interval_s == 0 || pg_atomic_read_u32(&state.check_passes) > 0 ||
-	    static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Off)
+	const auto starting = [&state] {
+		return pg_atomic_read_u32(&state.check_passes) == 0 &&
+		       static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Starting;
+	};
+	if (node_check_interval_s == 0 || !starting())
 		return;
 	const int64_t deadline_us = state.created_us + kFirstCheckWaitMs * 1000;
 	ConditionVariablePrepareToSleep(&state.checked_cv);
-	for (int64_t left_us; pg_atomic_read_u32(&state.check_passes) == 0 && (left_us = deadline_us - monotonic_us()) > 0;)
+	for (int64_t left_us; starting() && (left_us = deadline_us - monotonic_us()) > 0;)
 		(void)ConditionVariableTimedSleep(&state.checked_cv, static_cast<long>((left_us + 999) / 1000),
 		                                  wait_event(WaitFor::NodeCheck));
 	ConditionVariableCancelSleep();
@@ -377,7 +421,7 @@ void check_nodes() {
 	// they planted is looked up (CVE-2018-1058's pattern: an exact-match operator in public), whatever
 	// search_path ALTER DATABASE or ALTER ROLE set. Every query names pg_catalog's operators besides.
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
-	publish_report(state, NodeCheck::Starting, "");
+	publish_node_check(state, NodeCheck::Starting, "", false);
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending) {
@@ -387,8 +431,10 @@ void check_nodes() {
 		if (node_check_interval_s > 0) {
 			guarded_pass(state);
 		} else { // off: nothing claimed, nothing refused, no call waits
+			const NodeCheck was = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
 			refuse_node(state, -1);
-			publish_report(state, NodeCheck::Off, "");
+			publish_node_check(state, NodeCheck::Off, "", false);
+			log_change(was, NodeCheck::Off, "", -1);
 			pass_done(state);
 		}
 		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -32,7 +32,11 @@
 //   and reported once, escaped). docs/security.md has who can do what.
 // - At start, the first calls wait for the first pass (at most
 //   kFirstCheckWaitMs after the shared state is created), so that a conflict
-//   found at once costs no ID.
+//   found at once costs no ID; not when the worker could not connect
+//   (node_check_worker.hpp), whose exit says so at once.
+// - Being seen: each change of the status is logged once (log_change), and a
+//   status whose last pass is older than kStalePasses intervals and 10 s reads
+//   'stale' (node_check_as_read), so a stuck or gone worker never reads 'ok'.
 //
 // Shared fields (shmem.hpp): `check_status`, `check_at_us` and
 // `check_passes` are atomics the worker stores; `report` is a text under a
@@ -55,7 +59,14 @@ enum class NodeCheck : uint32_t {
 	Refusing,    // another server claimed the node first: this one refuses (report: the other)
 	Warning,     // another server claims the node too, and this one keeps issuing (report: the other)
 	Incomplete,  // no other claim seen, but some Citus servers could not be asked (report: which, and why)
+	CannotConnect, // the worker is not connected to snowflake.database: its attempt failed, or it left the
+	               // database for a DROP, RENAME or TEMPLATE of it (report: which; node_check_worker.hpp)
+	Stale,       // read only: the last pass ended more than kStalePasses intervals and 10 s ago (a stuck or
+	             // stopped worker); never stored
 };
+
+// How many intervals (plus 10 s) after its last pass a check that still says how it went reads 'stale'.
+constexpr int64_t kStalePasses = 3;
 
 // How long the first calls after a start wait for the node check's first pass, at most.
 constexpr int64_t kFirstCheckWaitMs = 10000;
@@ -63,12 +74,21 @@ constexpr int64_t kFirstCheckWaitMs = 10000;
 // What the node check found last, in words for snowflake_stats().node_check ("ok", "off", ...).
 const char *node_check_text(NodeCheck check) noexcept;
 
+// Publishes the node check's status and report (only the worker does, claims.hpp's sequence lock), with
+// the time, and wakes the calls waiting for its first pass when wake is true.
+void publish_node_check(SharedState &state, NodeCheck status, const char *report, bool wake) noexcept;
+
+// The status a reader reports for check, whose last pass ended at check_at_us (Unix µs): Stale when the
+// worker should have ended another pass by now, else check.
+NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept;
+
 // The node check's status and its report (the other server on this node, or the error), read whole.
 NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept;
 
 // Waits, cancellably, for the node check's first pass since the shared state was created, at most
-// until kFirstCheckWaitMs after its creation; returns at once when the check is off (a single-user
-// backend's always is) or has passed.
+// until kFirstCheckWaitMs after its creation; returns at once, or as soon as it changes, once the
+// status is not 'starting': the check passed, is off (a single-user backend's always is), or cannot
+// run (the worker could not connect).
 void await_first_node_check(SharedState &state);
 
 // Raises the ERROR of a call whose node a conflict refuses: SN001, naming the other server.

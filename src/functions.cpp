@@ -252,9 +252,11 @@ Datum snowflake_node_status(PG_FUNCTION_ARGS) {
 	char origin[160];
 	describe_node_origin(snap.configured, origin);
 	values[1] = CStringGetTextDatum(origin);
-	values[2] = CStringGetTextDatum(node_check_text(snap.check));
-	const bool conflict = snap.check == NodeCheck::Refusing || snap.check == NodeCheck::Warning;
-	nulls[3] = !conflict;
+	values[2] = CStringGetTextDatum(snap.check == NodeCheck::CannotConnect
+	                                    ? psprintf("cannot connect to database \"%s\"", check_database)
+	                                    : node_check_text(snap.check));
+	nulls[3] = !snap.check_conflict; // kept while a stale check still refuses
+
 	values[3] = CStringGetTextDatum(snap.check_report);
 	nulls[4] = snap.check_at_us == 0; // no pass ended yet
 	values[4] = TimestampTzGetDatum(unix_ms_to_timestamptz(snap.check_at_us / 1000));

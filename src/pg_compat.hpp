@@ -15,6 +15,13 @@
 #define guc_malloc(elevel, size) malloc(size)
 #endif
 
+// PG16 replaced each catalog's ownership check with one for every object.
+#if PG_VERSION_NUM >= 160000
+#define snowflake_database_ownercheck(db, role) object_ownercheck(DatabaseRelationId, db, role)
+#else
+#define snowflake_database_ownercheck(db, role) pg_database_ownercheck(db, role)
+#endif
+
 // PG16 added a soft-error context to make_range().
 #if PG_VERSION_NUM >= 160000
 #define snowflake_make_range(typcache, lower, upper, empty) make_range(typcache, lower, upper, empty, nullptr)

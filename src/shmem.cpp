@@ -65,6 +65,9 @@ void initialise(SharedState &state) {
 	ConditionVariableInit(&state.checked_cv);
 	pg_atomic_init_u32(&state.report_version, 0);
 	state.report[0] = '\0';
+	pg_atomic_init_u32(&state.check_pid, 0);
+	pg_atomic_init_u32(&state.check_failed_connects, 0);
+	pg_atomic_init_u32(&state.check_leave_for, 0);
 	on_create(state);
 }
 

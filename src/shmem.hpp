@@ -49,7 +49,11 @@
 //   that worker alone under a sequence lock (`report_version` made odd, a
 //   write barrier, the text, a write barrier, made even), and read by
 //   copying it between two loads of an even, unchanged version;
-//   `checked_cv` is broadcast after every pass.
+//   `checked_cv` is broadcast after every pass. The worker also stores
+//   `check_pid` at its start and clears it at its exit, and counts
+//   `check_failed_connects` (node_check_worker.hpp); `check_leave_for` is
+//   stored by a backend that asks the worker to leave its database and
+//   exchanged back to 0 by the worker at its exit.
 // - At a clean shutdown the postmaster (every backend and the worker gone)
 //   reads the generator without the lock and writes the exact last ID to the
 //   state file. After a crash it writes nothing: shared memory is suspect, and
@@ -154,6 +158,9 @@ struct SharedState {
 	ConditionVariable checked_cv;      // its own spinlock: broadcast after every pass of the node check
 	pg_atomic_uint32 report_version;   // atomic: the sequence lock over `report`, odd while it is rewritten
 	char report[192];                  // report_version: the other server on this node, or the check's error
+	pg_atomic_uint32 check_pid;        // atomic: the node check worker's PID from its start to its exit (0: none)
+	pg_atomic_uint32 check_failed_connects; // atomic: its attempts in a row that ended before it connected
+	pg_atomic_uint32 check_leave_for;  // atomic: the database command a backend asked it to leave for (0: none)
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");

@@ -5,6 +5,7 @@
 // work with the default epoch, and snowflake_nextval() refuses.
 #include "claims.hpp"
 #include "node.hpp"
+#include "node_check_worker.hpp"
 #include "reservation.hpp"
 #include "restart.hpp"
 #include "settings.hpp"
@@ -30,12 +31,14 @@ void fill_in(SharedState &state) {
 }
 
 extern "C" {
-// ProcessUtility_hook: refuses SET of a snowflake setting with a hint, then chains.
+// ProcessUtility_hook: refuses SET of a snowflake setting with a hint, gets the node check's worker out
+// of the way of a DROP, RENAME or TEMPLATE of its database, then chains.
 static void snowflake_process_utility(PlannedStmt *pstmt, const char *query, bool read_only_tree,
                                       ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *env,
                                       DestReceiver *dest, QueryCompletion *qc) {
 	if (IsA(pstmt->utilityStmt, VariableSetStmt))
 		refuse_session_change(*castNode(VariableSetStmt, pstmt->utilityStmt));
+	leave_for_database_command(pstmt->utilityStmt, context == PROCESS_UTILITY_TOPLEVEL);
 	if (prev_process_utility != nullptr)
 		prev_process_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
 	else
@@ -94,12 +97,14 @@ void snowflake_renewer_main(Datum) {
 	snowflake::renew_reservations();
 }
 
-// The node check's entry point: the usual signal handling, a connection to snowflake.database, then
-// its loop (claims.cpp).
+// The node check's entry point: the usual signal handling, a connection to snowflake.database whose
+// failure is reported (node_check_worker.cpp), then its loop (claims.cpp).
 void snowflake_node_check_main(Datum) {
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
+	snowflake::begin_node_check_connection(snowflake::preloaded()); // an attempt that fails says so
 	BackgroundWorkerInitializeConnection(snowflake::check_database, nullptr, 0);
+	snowflake::node_check_connected(snowflake::preloaded());
 	snowflake::check_nodes();
 }

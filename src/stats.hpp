@@ -35,7 +35,8 @@ struct Stats {
 	int32_t write_errno;      // WriteFailing: why the last write failed; StateUnreadable: why the file was
 	bool foreign_file;        // StateLost: the file in place was another cluster's
 	ConfiguredNode configured; // what the node source gave, and why no node when it gave none
-	NodeCheck check;           // what the node check found last
+	NodeCheck check;           // what the node check found last ('stale' when its worker is overdue)
+	bool check_conflict;       // whether its last pass found another server on this node (check_report names it)
 	char check_report[192];    // the other server on this node, or the node check's error ("" when none)
 	int64_t check_at_us;       // when the node check's last pass ended, Unix µs (0: none yet)
 };

@@ -2,9 +2,9 @@
 # The monitoring recipe (docs/monitoring.md), run by test/clients/run.sh against its server
 # (PGHOST/PGPORT): Debian's prometheus-postgres-exporter with docs/monitoring/postgres-exporter.yml,
 # connecting as a pg_monitor role, scraped on 127.0.0.1:$EXPORTER_PORT. Asserts the snowflake
-# series, the 0/1 gauge in both states, the node check's series, leads never negative, that every
-# series the alert rules (docs/monitoring/alerts.yml) use is scraped, and that the rules fire where
-# they should (promtool test rules alerts_test.yml, from Debian's prometheus). Then
+# series, the 0/1 gauge in both states, the node check's series (conflict and working), leads never
+# negative, that every series the alert rules (docs/monitoring/alerts.yml) use is scraped, and that
+# the rules fire where they should (promtool test rules alerts_test.yml, from Debian's prometheus). Then
 # docs/monitoring.md's rewrite of the file for an extension in another schema, scraped from a
 # database whose extension lives in schema monitoring. Stops the exporters by PID.
 set -euo pipefail
@@ -68,6 +68,8 @@ check "state_seconds says how long the state has held" '[ "$(printf "%.0f" "$(va
 line=$(grep '^snowflake_node_check_conflict{' <<<"$ok" || true)
 check "node_check_conflict is 0, labelled node_check ok, node 7" \
   '[ "${line##* }" = 0 ] && [[ $line == *node_check=\"ok\"* && $line == *node=\"7\"* ]]'
+line=$(grep '^snowflake_node_check_working{' <<<"$ok" || true)
+check "node_check_working is 1 while the check says ok" '[ "${line##* }" = 1 ] && [[ $line == *node_check=\"ok\"* ]]'
 
 # A reason to refuse (this node reserved for backfill): the gauge drops to 0 and the label says why.
 psql_ -c "ALTER SYSTEM SET snowflake.backfill_node = 7" -c "SELECT pg_reload_conf()" >/dev/null
