@@ -39,6 +39,13 @@ SELECT count(*) FROM generate_series(1, 3) AS g,
      LATERAL (SELECT snowflake_nextval_block(10) AS b) AS x,
      LATERAL generate_series(lower(b), upper(b) - 1) AS id;
 
+-- A loop of whole-tick blocks borrows at most a sixteenth of max_clock_drift (62 ms of the
+-- default 1 s) ahead of the clock, then waits for it: single calls keep the rest of the bound.
+-- (0.5.0 let such a loop borrow the whole bound.)
+SELECT count(*) AS blocks,
+       bool_and(snowflake_timestamp(lower(b)) <= clock_timestamp() + interval '62 ms') AS within_their_share
+FROM (SELECT snowflake_nextval_block(4096) AS b FROM generate_series(1, 300)) AS s;
+
 -- Bad sizes: 22023, with the limit in the hint.
 \set VERBOSITY default
 SELECT snowflake_nextval_block(0);

@@ -303,7 +303,11 @@ Step GeneratorState::next(int64_t now_unix_ms, int32_t node, const Policy &polic
 		return step;
 	}
 	const int64_t ahead = time - now;
-	const int64_t may_borrow = policy.clock == ClockPolicy::Borrow ? policy.max_drift_ticks() : 0;
+	// A block borrows only its share of the bound: a loop of them, a tick a call, would otherwise hold
+	// IDs at the bound and make every caller wait for the clock (issue 33 item 10).
+	const int64_t may_borrow = policy.clock != ClockPolicy::Borrow ? 0
+	                           : count > 1                         ? policy.block_borrow_ticks()
+	                                                               : policy.max_drift_ticks();
 	if (ahead > may_borrow) {
 		// A floor may lie one lead past IDs that borrowed the whole bound, and pg_control's a second
 		// more: that much is waited out, not taken for a clock that went back.

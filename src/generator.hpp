@@ -163,6 +163,11 @@ constexpr int64_t kFloorGraceMs = 1000;
 
 // --- The clock policy, read from settings before each step.
 
+// Under Borrow, a block of IDs (more than one) may be at most this share of max_clock_drift ahead
+// of the clock: a loop of whole-tick blocks takes a tick a call, so it stops there and waits for
+// the clock, leaving single calls the rest of the bound to borrow in (issue 33 item 10).
+constexpr int64_t kBlockBorrowShare = 16;
+
 enum class ClockPolicy : int32_t {
 	Borrow, // a lagging clock or a full tick: issue up to max_drift_ms ahead of the clock
 	Wait,   // never issue ahead of the clock: wait for it instead
@@ -185,6 +190,15 @@ struct Policy {
 	// it is an error. A clock 1 ms behind the start of a 1 s tick is one tick behind; that is not a fault.
 	constexpr int64_t max_lag_ticks() const noexcept {
 		return layout.unit_ms == 1 ? max_drift_ms : (max_drift_ms + layout.unit_ms - 1) / layout.unit_ms;
+	}
+
+	// How far ahead of the clock's tick a block of IDs may be under Borrow: max_drift_ticks() /
+	// kBlockBorrowShare, at least one tick (so single calls that opened a tick never keep a block
+	// waiting for long) and at most the bound (none for a bound of 0).
+	constexpr int64_t block_borrow_ticks() const noexcept {
+		const int64_t bound = max_drift_ticks();
+		const int64_t share = bound / kBlockBorrowShare;
+		return share >= 1 ? share : bound < 1 ? bound : 1;
 	}
 
 	// lead_ms rounded up to whole ticks, at least one.
@@ -354,7 +368,9 @@ struct GeneratorState {
 	// why not. They are consecutive integers in one tick, so id..id + count - 1 all decode to node
 	// and to that tick. Guarantees: every Issued ID is greater than every ID issued before from
 	// this state, and has a time above the floor (so never a duplicate); its time is at most
-	// now + max_drift_ms (Borrow) or now (Wait), and at most reserved_tick. Only Issued changes
+	// now + max_drift_ms (Borrow; a block of more than one ID, now + block_borrow_ticks()) or now
+	// (Wait), and at most reserved_tick; a step told to Wait waits at most floor_reach_ticks() + 1
+	// ticks. Only Issued changes
 	// last_id (to the last of the count). A floor up to floor_reach_ticks() ahead of the clock is
 	// waited out, not an error. A Reserve asks for one lead past the clock, or past the
 	// tick it needs when that lies ahead and the run has reserved before (else for that tick).

@@ -345,22 +345,25 @@ TEST(Reservation, LatencyEstimateRisesAtOnceAndFallsSlowly) {
 TEST(Reservation, AnIdBorrowedPastTheLeadReservesALeadPastItsTick) {
 	// The clock stepped back 500 ms, and blocks of a whole tick each use up the ticks up to the
 	// reservation (one lead past the last ID). The next tick, borrowed, is reserved with a lead past
-	// it: 0.4.0 reserved that tick alone, so blocks at the drift bound forced one write a tick.
+	// it: 0.4.0 reserved that tick alone, so blocks at the drift bound forced one write a tick. A
+	// 16 s bound lets blocks borrow their 700 ms (a sixteenth of it: 1 s).
 	GeneratorState state = fresh();
-	issue(state, kT0 + 500, borrow());
+	const Policy policy = borrow(16000);
+	issue(state, kT0 + 500, policy);
 	ASSERT_EQ(state.reserved_tick, kT0 + 700 - kEpoch);
 	for (int64_t tick = 501; tick <= 700; ++tick)
-		ASSERT_EQ(state.next(kT0, kNode, borrow(), kTwitter.max_seq() + 1).status, Status::Issued) << tick;
-	const Step next = state.next(kT0, kNode, borrow(), kTwitter.max_seq() + 1);
+		ASSERT_EQ(state.next(kT0, kNode, policy, kTwitter.max_seq() + 1).status, Status::Issued) << tick;
+	const Step next = state.next(kT0, kNode, policy, kTwitter.max_seq() + 1);
 	ASSERT_EQ(next.status, Status::Reserve);
 	EXPECT_EQ(next.reserve_tick, kT0 + 701 - kEpoch + kMinLeadMs);
 }
 
-TEST(Reservation, BlocksAtTheDriftBoundWriteOnceALead) {
-	// Whole-tick blocks as fast as they come, the clock moving 1 ms a step: IDs reach the drift
-	// bound and stay there. Reservations then come one a lead (200 ticks), not one a tick.
+TEST(Reservation, BlocksAtTheirBorrowBoundWriteOnceALead) {
+	// Whole-tick blocks as fast as they come, the clock moving 1 ms a step: IDs reach the blocks'
+	// share of the drift bound (1 s of a 16 s bound) and stay there. Reservations then come one a
+	// lead (200 ticks), not one a tick.
 	GeneratorState state = fresh();
-	const Policy policy = borrow();
+	const Policy policy = borrow(16000);
 	int64_t writes = 0;
 	for (int64_t ms = 0; ms < 5000; ++ms)
 		for (int block = 0; block < 20; ++block) {
