@@ -26,11 +26,13 @@ extern "C" {
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_control.h"
+#include "catalog/pg_database.h" // get_database_oid() on PostgreSQL 19
 #include "catalog/pg_database_d.h"
 #include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type_d.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "commands/dbcommands.h" // get_database_oid() up to PostgreSQL 18
 #include "common/file_perm.h"
 #include "executor/spi.h"
 #include "fmgr.h"

@@ -456,8 +456,10 @@ TEST(Transitions, OneFailedOrSlowWriteDoesNotLeaveTheStateStuck) {
 		EXPECT_TRUE(state_is("reservation write failing"));
 		ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
 		EXPECT_TRUE(wait_until([&] { return state_is("ok"); }, 15s)) << "still failing, with the disk well again";
-		exec(conn, {"SELECT snowflake_inject_write_delay(11000)"});
+		// Spent first, with writes fast: a renewal worker still renewing ahead of need would have kept the
+		// reservation ahead, so none is under way when the delay starts and the call writes itself.
 		ASSERT_TRUE(reservation_spent());
+		exec(conn, {"SELECT snowflake_inject_write_delay(11000)"});
 		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), ""); // its own write: 11 s
 		exec(conn, {"SELECT snowflake_inject_write_delay(0)"});
 		EXPECT_TRUE(wait_until([&] { return state_is("ok"); }, 15s)) << "still stalled, with writes fast again";
