@@ -92,8 +92,8 @@ const MaskKeyRing &key_ring() {
 	if (mask_ring == nullptr || mask_ring->count == 0)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("no mask key is set"),
 		                errdetail("Public IDs need %s, which is empty.", kMaskKeys),
-		                errhint("As a superuser: ALTER SYSTEM SET %s = 'A:' || encode(gen_random_bytes(16), 'hex') "
-		                        "from pgcrypto, or a key of your own, then SELECT pg_reload_conf(). See "
+		                errhint("As a superuser, run ALTER SYSTEM SET %s = 'A:' followed by a key of 32 hex digits "
+		                        "(openssl rand -hex 16 makes one), then SELECT pg_reload_conf(); see "
 		                        "docs/public-ids.md.",
 		                        kMaskKeys)));
 	return *mask_ring;
