@@ -13,6 +13,11 @@ CITUS_VENDOR=${SNOWFLAKE_CITUS_VENDOR:-$ROOT/../shared/vendor/citus}
 # debian/pgversions and src/pg_compat.hpp state the range too, and the metadata suite checks them
 # against this line. 16 is reviewed, not tested, since Debian ships no package of it.
 SUPPORTED_MAJORS="15 16 17 18 19"
+# The last release, and the commit that released it: the oci suite builds its image, to update from.
+LAST_RELEASE=0.5.0
+LAST_RELEASE_COMMIT=2b001c4
+# The last release's source, as a tar file the version matrix puts in its chroots (they have no git).
+LAST_RELEASE_TAR=$ROOT/../shared/releases/snowflake-$LAST_RELEASE.tar
 # The majors the version matrix (test/matrix.sh) tests in Debian chroots, besides the host's.
 MATRIX_MAJORS="17 18 19"
 
@@ -135,6 +140,20 @@ copy_worktree() {
     (cd "$ROOT" && git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
       [ ! -e "$f" ] || printf '%s\0' "$f" # a tracked file deleted in the tree is not copied
     done | tar --null -T - -cf -) | tar -xf - -C "$1"
+}
+
+# Writes the last release's source into directory $1, made anew: from git where the checkout has its
+# history, else from LAST_RELEASE_TAR.
+release_source() {
+  rm -rf "$1" && mkdir -p "$1" || return 1
+  if git -C "$ROOT" cat-file -e "$LAST_RELEASE_COMMIT^{commit}" 2>/dev/null; then
+    git -C "$ROOT" archive "$LAST_RELEASE_COMMIT" | tar -x -C "$1"
+  elif [ -f "$LAST_RELEASE_TAR" ]; then
+    tar -x -C "$1" -f "$LAST_RELEASE_TAR"
+  else
+    echo "no source of $LAST_RELEASE: no git history here, and no $LAST_RELEASE_TAR" >&2
+    return 1
+  fi
 }
 
 # Runs a command as the postgres system user, from the checkout.

@@ -290,6 +290,8 @@ declare_suite node-file "host full:all" "each member's node in a file, through p
   bash "$ROOT/test/servers/node_file.sh"
 declare_suite rollback host "make install under a running server, the databases to update, going back to 0.4.0" \
   bash "$ROOT/test/servers/rollback.sh"
+declare_suite oci 'pg>=18' "the CloudNativePG extension image: built, pushed, pulled, loaded, updated from $LAST_RELEASE's" \
+  bash "$ROOT/test/servers/oci.sh"
 declare_suite citus 'host full:pg<=18' "a Citus coordinator and two workers, built from the vendored source" \
   bash "$ROOT/test/servers/citus.sh"
 declare_suite patroni host "Patroni and etcd: a switchover and a kill -9 of the leader under a writer" \

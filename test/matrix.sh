@@ -10,8 +10,9 @@
 # chroot (with the vendored Citus source next to it) and runs scripts/test.sh there: build with
 # -Werror, install, then the suites that scripts/test.sh --list marks for its major. Every mount
 # lives in a private mount namespace and is undone on exit, even on failure.
-# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare]
+# Usage, as root from the checkout: bash test/matrix.sh [pg17|pg18|pg19|all] [--bench|--demo|--prepare|SUITE...]
 # (the targets: MATRIX_MAJORS in scripts/lib.sh; each needs its line in SUITE and CHROOT below).
+# SUITE... runs just those suites in the chroot, as scripts/test.sh SUITE... does on the host.
 # --demo runs the run command (scripts/demo.sh) in the chroot instead, as a newcomer would.
 # --prepare only makes (or finishes) the chroots and installs their packages; the test command runs
 # it in the background while the host's suites run.
@@ -28,18 +29,20 @@ declare -A CHROOT=([pg17]=trixie [pg18]=sid [pg19]=sid-experimental)
 # (pg_partman is not packaged for PostgreSQL 19 yet, so the regress suite leaves its test out; 19's
 # libpq.pc names libcurl, which pkg-config must find for libpqxx's flags; Citus, which has no release
 # for 19, builds with the ICU, GSSAPI, lz4 and zstd headers, and on 18, whose pg_config.h says
-# HAVE_LIBCURL, with curl's). The clients suite's parts that run here (scripts/test.sh names them)
+# HAVE_LIBCURL, with curl's). The oci suite, on 18 and later, takes umoci, skopeo and a registry,
+# and on 19 PostgreSQL 18's server too, to start it on an image built for 19. The clients suite's parts that run here (scripts/test.sh names them)
 # take Node and npm, the default JDK, JDBC and Hibernate 3.6 from the chroot's release.
 chroot_packages() {
   echo build-essential libssl-dev libgtest-dev libpqxx-dev pkg-config valgrind gnuplot-nox \
     "postgresql-$1" "postgresql-server-dev-$1" \
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-pytest php-cli php-pgsql pgbouncer \
     nodejs npm default-jdk-headless libpostgresql-jdbc-java libhibernate3-java \
-    $([ "$1" -ge 18 ] && echo libcurl4-openssl-dev) \
+    $([ "$1" -ge 18 ] && echo libcurl4-openssl-dev umoci skopeo docker-registry) \
+    $([ "$1" -ge 19 ] && echo postgresql-18) \
     $([ "$1" -ge 19 ] || echo "postgresql-$1-partman libicu-dev libkrb5-dev liblz4-dev libzstd-dev")
 }
 
-USAGE="usage: test/matrix.sh [$(printf 'pg%s|' $MATRIX_MAJORS)all] [--bench|--demo|--prepare]"
+USAGE="usage: test/matrix.sh [$(printf 'pg%s|' $MATRIX_MAJORS)all] [--bench|--demo|--prepare|SUITE...]"
 if [ "${1:-all}" = all ]; then
   read -ra TARGETS <<<"$(printf 'pg%s ' $MATRIX_MAJORS)"
 elif [[ " $MATRIX_MAJORS " == *" ${1#pg} "* && $1 == pg* ]]; then
@@ -47,12 +50,14 @@ elif [[ " $MATRIX_MAJORS " == *" ${1#pg} "* && $1 == pg* ]]; then
 else
   die "$USAGE"
 fi
+SELECTED=()
 case "${2:-}" in
   "") WHAT=suites ;;
   --bench) WHAT=bench ;;
   --demo) WHAT=demo ;;
   --prepare) WHAT=prepare ;;
-  *) die "$USAGE" ;;
+  -*) die "$USAGE" ;;
+  *) WHAT=suites SELECTED=("${@:2}") ;;
 esac
 require_root
 command -v git >/dev/null && git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
@@ -140,6 +145,9 @@ provision() {
   # sid's Release file is valid for a week only, and the mirror may lag this machine's clock;
   # apt still checks its signature.
   echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99snowflake-matrix"
+  # No package starts a daemon in the chroot (docker-registry would listen on port 5000): the tests
+  # start what they need, on their own ports.
+  printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d" && chmod 755 "$dir/usr/sbin/policy-rc.d"
   # Debian's server packages create no cluster here: the tests make their own.
   mkdir -p "$dir/etc/postgresql-common"
   echo "create_main_cluster = false" >"$dir/etc/postgresql-common/createcluster.conf"
@@ -156,22 +164,24 @@ provision() {
 }
 
 # Copies the working tree to /srv/snowflake in chroot $1; the vendored Citus source to
-# /srv/shared/vendor/citus, where the citus suite finds it next to the checkout; and the host's CA
+# /srv/shared/vendor/citus, where the citus suite finds it next to the checkout; the last release's
+# source to /srv/shared/releases (LAST_RELEASE_TAR), which the oci suite builds; and the host's CA
 # certificates to /etc/ssl/host-ca-certificates.crt: where the npm registry is reached through a
 # TLS-inspecting proxy, the host trusts a local CA that the chroot's own list lacks.
 copy_tree() {
   mkdir -p "$1/srv" "$1/etc/ssl" && chmod 755 "$1/srv" && copy_worktree "$1/srv/snowflake" &&
     cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/host-ca-certificates.crt" &&
-    rm -rf "$1/srv/shared" && mkdir -p "$1/srv/shared/vendor/citus" &&
+    rm -rf "$1/srv/shared" && mkdir -p "$1/srv/shared/vendor/citus" "$1/srv/shared/releases" &&
+    git -C "$ROOT" archive -o "$1/srv/shared/releases/${LAST_RELEASE_TAR##*/}" "$LAST_RELEASE_COMMIT" &&
     { cp "$CITUS_VENDOR"/citus-*.tar.gz "$1/srv/shared/vendor/citus/" 2>/dev/null ||
       echo "no Citus source in $CITUS_VENDOR: the citus suite will say what is missing"; }
 }
 
-# The test command inside chroot $1 against PostgreSQL $2, without the matrix itself; npm and Node
-# trust the host's CA certificates.
+# The test command inside chroot $1 against PostgreSQL $2 (or the suites SELECTED), without the
+# matrix itself; npm and Node trust the host's CA certificates.
 run_suites() {
   in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 SNOWFLAKE_FULL_MATRIX="${SNOWFLAKE_FULL_MATRIX:-}" npm_config_cafile=/etc/ssl/host-ca-certificates.crt \
-    NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca-certificates.crt bash /srv/snowflake/scripts/test.sh
+    NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca-certificates.crt bash /srv/snowflake/scripts/test.sh ${SELECTED[@]+"${SELECTED[@]}"}
 }
 
 # The run command inside chroot $1 as a newcomer runs it: no PG_MAJOR, so it picks the chroot's
