@@ -272,7 +272,7 @@ declare_suite unit all "GoogleTest over the pure C++ core with an injected clock
 declare_suite regress all "pg_regress: sql/ against expected/, one server per schedule of test/regress/" run_regress
 declare_suite docs host "every SQL block of README.md and docs/ run; every recipe found in a test" \
   bash "$ROOT/test/docs/run.sh"
-declare_suite package host "the Debian package built, checked, installed, and regress run against it" \
+declare_suite package host "the Debian package built, checked, installed, regress run against it; apt next to pgEdge's" \
   bash "$ROOT/test/package.sh"
 declare_suite integration all "libpqxx against real servers: crashes, clocks, standbys (matrix: not INTEGRATION_TIMING, nor INTEGRATION_HOST but in full)" \
   integration

@@ -2,6 +2,7 @@
 # The package suite (scripts/test.sh runs it; run it as root, under the
 # PostgreSQL 15 lock): builds the Debian package with dpkg-buildpackage in a
 # scratch copy of the working tree, checks its name, version and file list,
+# checks what apt does with it next to pgEdge's package (test/package_apt.sh),
 # installs it in place of the make-installed files, checks that dpkg owns
 # every snowflake file PostgreSQL can load, runs every regress schedule
 # against those installed files, and finally purges the package and runs
@@ -89,6 +90,7 @@ restore_make_install() {
 build_package
 check_identity
 check_contents
+bash "$ROOT/test/package_apt.sh" "$DEB"
 trap 'restore_make_install || { echo "error: could not put the make install back" >&2; exit 1; }' EXIT
 remove_installed_files
 install_package

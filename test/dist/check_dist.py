@@ -19,7 +19,7 @@ import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Paths (relative to the prefix) that .gitattributes keeps out of the zip.
-LEFT_OUT = (".ci/", "debian/", ".gitattributes", "test/package.sh", "test/dist/")
+LEFT_OUT = (".ci/", "debian/", ".gitattributes", "test/package.sh", "test/package_apt.sh", "test/dist/")
 # Paths a PGXN user needs to build, install and test.
 NEEDED = ("Makefile", "snowflake.control", "META.json", "README.md", "CHANGELOG.md", "LICENSE", "CONTRIBUTING.md",
           "snowflake--0.1.0.sql", "src/sql/generator.sql", "test/regress/main.schedule")
