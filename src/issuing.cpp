@@ -17,10 +17,12 @@ namespace {
 // Waits with no lock held until the generator's clock reads until_us (plan_clock_wait: a long
 // wait on the latch, a short one slept, then spun on that same clock, so it ends in the tick it
 // waits for and not a µs before), then honours cancel and timeouts; a signal cuts it short. It never
-// lasts much longer than planned: should the clock step back meanwhile, the spin ends on the monotonic
-// clock, and the caller's next step sees the step back.
-void wait_for_clock(SharedState &state, int64_t until_us) {
-	const int64_t remaining_us = until_us - generator_clock_us(state);
+// lasts much longer than planned, nor past give_up_at_us on the monotonic clock (the call's bound on
+// waiting for the clock): should the clock step back meanwhile, the spin ends on the monotonic clock,
+// and the caller's next step sees the step back.
+void wait_for_clock(SharedState &state, int64_t until_us, int64_t give_up_at_us) {
+	const int64_t remaining_us =
+	    std::min(until_us - generator_clock_us(state), std::max<int64_t>(give_up_at_us - monotonic_us(), 0));
 	const int64_t spin_until = monotonic_us() + remaining_us + kClockSpinUs;
 	const ClockWait plan = plan_clock_wait(remaining_us);
 	const uint32 event = wait_event(WaitFor::Clock);
@@ -210,7 +212,7 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 		}
 		// Until the clock reaches the tick the step waits for.
 		const int64_t now_tick = policy.layout.tick_of(clock_us / 1000, policy.epoch_ms);
-		wait_for_clock(state, policy.layout.unix_ms_of(now_tick + step.wait_ticks, policy.epoch_ms) * 1000);
+		wait_for_clock(state, policy.layout.unix_ms_of(now_tick + step.wait_ticks, policy.epoch_ms) * 1000, give_up_at);
 		pg_atomic_fetch_add_u64(&state.waits, 1);
 		pg_atomic_fetch_add_u64(&state.wait_us, static_cast<uint64>(monotonic_us() - started));
 	}

@@ -25,6 +25,9 @@ extern "C" {
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h" // RegisterCustomRmgr (wal.hpp)
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
 #include "catalog/pg_control.h"
 #include "catalog/pg_database.h" // get_database_oid() on PostgreSQL 19
 #include "catalog/pg_database_d.h"

@@ -5,6 +5,7 @@
 #include "reservation.hpp"
 
 #include "state_file.hpp"
+#include "wal.hpp"
 
 #include <algorithm>
 
@@ -57,8 +58,9 @@ static void forget_renewer(int, Datum arg) {
 // releases the claim. On failure reports at elevel (an ERROR releases the claim too) and returns
 // false. A write that outlasted a reservation made in this run, while calls waited, is logged (one
 // that renews the floor a start recovered would only measure the restart). A write of the
-// reservation as it stands (a probe of the disk) re-measures it and extends nothing.
-bool write_reservation(SharedState &state, int64_t target_tick, uint32_t timeline, int elevel) {
+// reservation as it stands (a probe of the disk) re-measures it and extends nothing. A reservation
+// past extends_above (the one in effect when the writer claimed its role) goes to the WAL first.
+bool write_reservation(SharedState &state, int64_t target_tick, uint32_t timeline, int elevel, int64_t extends_above) {
 	const int64_t delay_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.write_delay_ms));
 	const StateRecord record = record_for(state, target_tick, timeline);
 	const uint64 waits_before = pg_atomic_read_u64(&state.caller_waits);
@@ -70,6 +72,10 @@ bool write_reservation(SharedState &state, int64_t target_tick, uint32_t timelin
 		pgstat_report_wait_start(wait_event(WaitFor::ReservationWrite));
 		if (delay_ms > 0)
 			pg_usleep(delay_ms * 1000);
+		// The WAL first (it travels to standbys and through crash recovery), then the file; a record
+		// of the reservation as it stands (a probe of the disk) would add nothing.
+		if (target_tick > extends_above)
+			log_reservation(state, target_tick, timeline);
 		written = write_state(record, elevel, &write.failed_errno);
 		if (written)
 			write.failed_errno = 0;
@@ -160,9 +166,10 @@ void reserve_or_wait(SharedState &state, int64_t reserve_tick, ReservationWait &
 	if (!other_writing) {
 		claim_writer(state);
 		const uint32_t timeline = state.timeline;
+		const int64_t reserved = state.generator.reserved_tick;
 		LWLockRelease(state.lock);
 		pg_atomic_fetch_add_u64(&state.caller_writes, 1);
-		(void)write_reservation(state, reserve_tick, timeline, ERROR);
+		(void)write_reservation(state, reserve_tick, timeline, ERROR, reserved);
 		wake_renewer(state);
 		return;
 	}
@@ -186,6 +193,11 @@ void renew_reservations() {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		if (RecoveryInProgress()) { // a standby issues nothing; redo alone writes the file (wal.hpp)
+			(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L, wait_event(WaitFor::Renewer));
+			ResetLatch(MyLatch);
+			continue;
+		}
 		const Policy policy = policy_now(state);
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
 		const int64_t now_ms = generator_clock_us(state) / 1000;
@@ -197,19 +209,29 @@ void renew_reservations() {
 		const bool probe = renewal.target_tick < 0 && state.blocked == Blocked::No && monotonic_us() >= next_probe_us &&
 		                   (pg_atomic_read_u32(&state.write_errno) != 0 ||
 		                    static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us)) >= kMaxWriteLatencyUs);
-		const int64_t target_tick = probe ? std::max<int64_t>(state.generator.reserved_tick, 0) : renewal.target_tick;
+		// A reservation still ahead of the clock whose record a checkpoint has passed (crash recovery
+		// would start after it) is logged again, so that the WAL replayed after a crash always holds the
+		// latest; one past, or no ID at all since, needs nothing (wal.hpp).
+		const bool relog = renewal.target_tick < 0 && !probe && state.blocked == Blocked::No &&
+		                   state.generator.reserved_tick > policy.layout.tick_of(now_ms, epoch_ms) &&
+		                   wal_record_passed(state);
+		const int64_t target_tick =
+		    probe || relog ? std::max<int64_t>(state.generator.reserved_tick, 0) : renewal.target_tick;
 		const bool claimed = target_tick >= 0 && pg_atomic_read_u32(&state.writing) == 0;
 		if (claimed)
 			claim_writer(state);
 		const uint32_t timeline = state.timeline;
+		const int64_t reserved = state.generator.reserved_tick;
 		LWLockRelease(state.lock);
 		// Idle, or another process writing (it wakes this one when done): look again within a second.
 		int64_t sleep_ms = 1000;
 		if (claimed && probe) {
-			(void)write_reservation(state, target_tick, timeline, LOG);
+			(void)write_reservation(state, target_tick, timeline, LOG, target_tick);
 			next_probe_us = monotonic_us() + kProbeIntervalMs * 1000;
+		} else if (claimed && relog) {
+			(void)write_reservation(state, target_tick, timeline, LOG, target_tick - 1);
 		} else if (claimed) {
-			if (write_reservation(state, target_tick, timeline, LOG)) {
+			if (write_reservation(state, target_tick, timeline, LOG, reserved)) {
 				pg_atomic_fetch_add_u64(&state.renewals, 1);
 				continue;
 			}

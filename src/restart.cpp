@@ -44,12 +44,18 @@ void log_start_floor(const SharedState &state) {
 	                              : 0));
 }
 
+// The floor pg_control gives in ticks of layout from epoch_ms (see checkpoint_floor()).
+int64_t checkpoint_floor_in(const ControlFacts &control, const Policy &policy, const Layout &layout,
+                            int64_t epoch) noexcept {
+	const int64_t bound_ms = (control.checkpoint_unix_s + 1) * 1000 + policy.max_drift_ms;
+	return std::clamp<int64_t>(layout.tick_of(bound_ms, epoch), 0, layout.max_time());
+}
+
 // The floor pg_control gives (a tick of the layout in effect): every ID issued before its latest
 // checkpoint has a time at most the drift bound past that checkpoint, which pg_control keeps in whole
 // seconds; after a clean shutdown no ID was issued after it.
 int64_t checkpoint_floor(const ControlFacts &control, const Policy &policy) noexcept {
-	const int64_t bound_ms = (control.checkpoint_unix_s + 1) * 1000 + policy.max_drift_ms;
-	return std::clamp<int64_t>(policy.layout.tick_of(bound_ms, epoch_ms), 0, policy.layout.max_time());
+	return checkpoint_floor_in(control, policy, policy.layout, epoch_ms);
 }
 
 // Sets the floor of this run: its tick and what it came from.
@@ -73,6 +79,8 @@ const char *floor_origin(StartFloor floor) noexcept {
 	case StartFloor::NewTimeline:
 		return "the clock of the first ID on a new timeline (after a promotion or point-in-time recovery) plus "
 		       "snowflake.max_clock_drift";
+	case StartFloor::Wal:
+		return "the last reservation the WAL carried here";
 	case StartFloor::None:
 		break;
 	}
@@ -117,14 +125,16 @@ void recover_reservation(SharedState &state) {
 	switch (read) {
 	case StateRead::Missing:
 		// No reservation of this cluster's: the floor is pg_control's, which covers every ID only after a
-		// clean shutdown. A new cluster (no object ever created, not even the extension) issued none.
-		if (!control_read || !control.objects_created)
-			break;
-		if (!control.clean_shutdown) {
+		// clean shutdown. A new cluster (no object ever created, not even the extension) that stopped
+		// cleanly issued none. After anything else (a crash, a stop during recovery, a pg_control that
+		// cannot be read) generation refuses, unless the WAL replayed here holds a reservation (wal.hpp).
+		if (!control_read || !control.clean_shutdown) {
 			state.blocked = Blocked::StateLost;
 			put_on_record = false;
 			break;
 		}
+		if (!control.objects_created)
+			break;
 		set_floor(state, StartFloor::LastCheckpoint, checkpoint_floor(control, policy));
 		break;
 	case StateRead::Corrupt:
@@ -278,7 +288,7 @@ int64_t adopt_layout() {
 		                errmsg("only a superuser may adopt a new snowflake epoch or layout")));
 	const Policy policy = policy_now(state);
 	const Layout &layout = policy.layout;
-	LWLockAcquire(state.lock, LW_EXCLUSIVE); // one adoption at a time (released by the ERRORs below too)
+	LWLockAcquire(state.lock, LW_EXCLUSIVE); // the checks and the floor under the lock (released by the ERRORs too)
 	StateRecord record{};
 	if (state.blocked != Blocked::LayoutChanged || read_state(record) != StateRead::Loaded)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -292,8 +302,15 @@ int64_t adopt_layout() {
 		                 errhint("Restart the server to issue IDs with them.")));
 		return layout.unix_ms_of(record.reserved_tick + 1, epoch_ms);
 	}
-	// New IDs must be larger than the largest the old reservation allows: their time above its top bits.
-	const int64_t floor_tick = record.layout.last_id_of(record.reserved_tick) >> layout.time_shift();
+	// The old IDs reach at most the file's reservation, the last one the WAL replayed here, and, when
+	// the file is not the last word of the latest clean shutdown (a copy put back, a crash), pg_control's
+	// floor: all in ticks of the old layout. New IDs must be larger than the largest that allows: their
+	// time above its top bits.
+	ControlFacts control{};
+	int64_t old_tick = std::max(record.reserved_tick, state.wal_tick);
+	if (!read_control(control) || !control.clean_shutdown || record.exit_mark != control.checkpoint_mark)
+		old_tick = std::max(old_tick, checkpoint_floor_in(control, policy, record.layout, record.epoch_ms));
+	const int64_t floor_tick = record.layout.last_id_of(old_tick) >> layout.time_shift();
 	const int64_t now_ms = generator_clock_us(state) / 1000;
 	const int64_t reach = policy.floor_reach_ticks(); // how far ahead a start waits a floor out
 	if (floor_tick >= layout.max_time() || floor_tick - layout.tick_of(now_ms, epoch_ms) > reach) {
@@ -305,15 +322,34 @@ int64_t adopt_layout() {
 		         errmsg("with snowflake.epoch %lld and this layout, new IDs would be smaller than IDs already issued",
 		                static_cast<long long>(epoch_ms)),
 		         errdetail("Every new ID must be larger than %lld, the largest the reservation on record allows.",
-		                   static_cast<long long>(record.layout.last_id_of(record.reserved_tick))),
+		                   static_cast<long long>(record.layout.last_id_of(old_tick))),
 		         any ? errhint("Set snowflake.epoch to %lld or earlier, restart, and adopt that; or set it back to %lld.",
 		                       static_cast<long long>(latest), static_cast<long long>(record.epoch_ms))
 		             : errhint("No epoch makes this layout's IDs larger: set snowflake.epoch and snowflake.layout back "
 		                       "to %lld and the layout on record, or start a new data directory with the new layout.",
 		                       static_cast<long long>(record.epoch_ms))));
 	}
-	(void)write_state(record_for(state, std::max<int64_t>(floor_tick, 0), record.timeline), ERROR);
+	// The write without the lock, so that no call waits on it (a call on this blocked server fails at
+	// once anyway): the writer's claim keeps a second adoption out.
+	if (pg_atomic_read_u32(&state.writing) != 0) {
+		LWLockRelease(state.lock);
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE), errmsg("another snowflake_adopt_layout() is writing"),
+		                errhint("Wait for it to end, then restart the server.")));
+	}
+	pg_atomic_write_u32(&state.writing, 1);
 	LWLockRelease(state.lock);
+	int failed_errno = 0;
+	if (const int64_t delay_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.write_delay_ms)); delay_ms > 0)
+		pg_usleep(delay_ms * 1000); // a slow disk, as a test injects it (snowflake_inject_write_delay())
+	const bool written = write_state(record_for(state, std::max<int64_t>(floor_tick, 0), record.timeline), WARNING,
+	                                 &failed_errno);
+	pg_atomic_write_u32(&state.writing, 0);
+	ConditionVariableBroadcast(&state.reserved_cv);
+	if (!written) {
+		errno = failed_errno;
+		ereport(ERROR, (errcode_for_file_access(), errmsg("could not put the new epoch and layout on record in \"%s\": %m",
+		                                                   kStateFile)));
+	}
 	const int64_t start_ms = layout.unix_ms_of(floor_tick + 1, epoch_ms);
 	char spec[64];
 	format_layout(layout, spec);

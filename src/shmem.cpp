@@ -32,6 +32,7 @@ void initialise(SharedState &state) {
 	state.start_floor = StartFloor::None;
 	state.start_floor_tick = -1;
 	state.floor_from = StartFloor::None;
+	state.wal_tick = -1;
 	state.generator.reset();
 	state.timeline = 0;
 	state.timeline_checked = 0;
@@ -43,6 +44,7 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u64(&state.write_delay_ms, 0);
 	ConditionVariableInit(&state.reserved_cv);
 	pg_atomic_init_u32(&state.writing, 0);
+	pg_atomic_init_u64(&state.wal_logged_end, 0);
 	pg_atomic_init_u32(&state.writer_pid, 0);
 	pg_atomic_init_u64(&state.write_started_us, 0);
 	pg_atomic_init_u64(&state.write_latency_us, 0);

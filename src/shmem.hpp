@@ -12,11 +12,12 @@
 //   struct under AddinShmemInitLock (at start, and again after a crash
 //   restart) and initialises it only when ShmemInitStruct reports it new,
 //   before any backend or worker exists. After that these never change and
-//   are read without a lock: `lock`, `system_identifier`, `blocked`,
+//   are read without a lock: `lock`, `system_identifier`, `blocked` (but see
+//   redo, below),
 //   `state_errno`, `foreign_file`, `recorded_epoch_ms`, `recorded_layout`,
 //   `start_floor`, `start_floor_tick` and `created_us`.
 // - The generator's LWLock (`lock`, the single lock of the named tranche
-//   "snowflake"): `generator`, `floor_from`, `timeline` and `timeline_checked` are read and
+//   "snowflake"): `generator`, `floor_from`, `wal_tick`, `timeline` and `timeline_checked` are read and
 //   written only with it held, LW_EXCLUSIVE to issue, LW_SHARED to take a
 //   snapshot. Issuing holds it for one GeneratorState step (one ID, or one
 //   block of consecutive IDs): integer work with no allocation, no I/O and
@@ -35,7 +36,8 @@
 // - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
 //   lock: `node`, `configured_node`, `node_number` and `refused_node` (node.hpp
 //   has the protocol that publishes them),
-//   `clock_offset_ms` and `write_delay_ms` (stored by a test backend), the
+//   `clock_offset_ms` and `write_delay_ms` (stored by a test backend),
+//   `wal_logged_end` (stored by the writer of a reservation), the
 //   renewal worker's `renewer_latch` (stored by the worker at its start and
 //   exit, loaded by callers to wake it), the counters `waits`, `wait_us`,
 //   `renewals`, `caller_writes` and `caller_waits` (fetch-add), and the state
@@ -54,6 +56,11 @@
 //   `check_failed_connects` (node_check_worker.hpp); `check_leave_for` is
 //   stored by a backend that asks the worker to leave its database and
 //   exchanged back to 0 by the worker at its exit.
+// - Redo (wal.hpp), in the startup process while the server is in recovery
+//   and so issues nothing: with `lock` held it raises `generator`,
+//   `floor_from`, `wal_tick` and `timeline`, and lowers `blocked` from
+//   StateLost to No (the WAL knows what the lost file held); a reader without
+//   the lock may see `blocked` a moment stale, never a call that issues.
 // - At a clean shutdown the postmaster (every backend and the worker gone)
 //   reads the generator without the lock and writes the exact last ID to the
 //   state file. After a crash it writes nothing: shared memory is suspect, and
@@ -85,18 +92,19 @@ enum class StartFloor : int32_t {
 	CheckpointAboveReservation, // the same, above a reservation snowflake.state records that the postmaster
 	                            // did not write at that (clean) shutdown: a copy put back, a file of 0.4.0
 	NewTimeline,                // the clock at the first step on a new timeline + the drift bound (promotion)
+	Wal,                        // the last reservation the WAL carried here (replayed: crash recovery, a standby)
 };
 
 // Whether snowflake_nextval() can issue an ID now, and if not, the condition that makes it fail, in
 // the order a call meets them. state_text() words each for snowflake_stats().state.
 enum class Readiness : uint32_t {
 	Ok,
+	Recovery,
 	StateDamaged,
 	StateUnreadable,
 	StateLost,
 	EpochChanged,
 	LayoutChanged,
-	Recovery,
 	NodeUnset,
 	NodeSetTwice,
 	NoNodeInHostName,
@@ -127,6 +135,8 @@ struct SharedState {
 	StartFloor start_floor;       // once: what the floor of this run came from at start
 	int64_t start_floor_tick;     // once: that floor (-1: none)
 	StartFloor floor_from;        // lock: what the generator's floor came from (start_floor, or a later one)
+	int64_t wal_tick;             // lock: the highest reservation replayed from the WAL, in ticks of the layout
+	                              // on record (recorded_*; -1: none; wal.hpp)
 	GeneratorState generator;     // lock
 	uint32_t timeline;            // lock: the WAL timeline the state file records (0: none), then the current one
 	int32_t timeline_checked;     // lock: 1 once a step has compared `timeline` with the current one
@@ -144,6 +154,7 @@ struct SharedState {
 	pg_atomic_uint32 write_errno;      // claim: why the last write failed (0: it succeeded)
 	pg_atomic_uint64 write_failed_at_us; // claim: since when writes fail, Unix µs (0: the last succeeded)
 	pg_atomic_uint64 renewer_latch;    // atomic: the renewal worker's Latch * while it runs, else 0
+	pg_atomic_uint64 wal_logged_end;   // atomic: the end of the last reservation record logged (0: none; wal.hpp)
 	pg_atomic_uint64 waits;            // atomic counter: times a call slept for the clock
 	pg_atomic_uint64 wait_us;          // atomic counter: total time slept
 	pg_atomic_uint64 renewals;         // atomic counter: reservations the worker made

@@ -4,6 +4,7 @@
 // its hint. Without preloading, CREATE EXTENSION works, the decode functions
 // work with the default epoch, and snowflake_nextval() refuses.
 #include "claims.hpp"
+#include "wal.hpp"
 #include "node.hpp"
 #include "node_check_worker.hpp"
 #include "reservation.hpp"
@@ -77,6 +78,7 @@ void _PG_init(void) {
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	snowflake::install_shmem_hooks(snowflake::fill_in, snowflake::record_last_id_at_exit);
+	snowflake::register_wal_rmgr(); // before the startup process replays any WAL
 	// The reservation's renewal worker (reservation.hpp) connects to no database, only to show in
 	// pg_stat_activity with its wait events; the node check (claims.hpp) to snowflake.database. Neither
 	// runs while pg_upgrade drives the server (binary-upgrade mode): nothing is issued then, and a

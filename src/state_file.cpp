@@ -326,7 +326,9 @@ bool read_control(ControlFacts &facts) {
 	close(fd);
 	if (!whole || !EQ_CRC32C(control.crc, image_crc(&control, offsetof(ControlFileData, crc))))
 		return false;
-	facts.clean_shutdown = control.state == DB_SHUTDOWNED || control.state == DB_SHUTDOWNED_IN_RECOVERY;
+	// A stop during recovery ("shut down in recovery": a standby's, or one in the middle of crash
+	// recovery) is not a primary's clean shutdown: IDs may have been issued after its checkpoint.
+	facts.clean_shutdown = control.state == DB_SHUTDOWNED;
 	facts.checkpoint_unix_s = control.checkPointCopy.time;
 	// initdb leaves the OID counter below FirstNormalObjectId; the first object a user creates (such as
 	// the extension itself, without which no ID is issued) moves it there for good.

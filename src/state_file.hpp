@@ -19,22 +19,21 @@
 // Who writes it, and when, is reservation.hpp's: a reservation reaches one
 // lead past the clock, and the renewal worker renews it ahead of need.
 //
-// Why a file and not WAL: a reservation must be durable before the ID that
-// needs it is returned, from inside snowflake_nextval(), which may run in a
-// read-only or aborted-later transaction. WAL-logging it would take either a
-// custom resource manager (registered, and replayed by every standby) or a
-// table write with its own transaction in the hot path; the file needs
-// nothing from the transaction system.
+// The file and the WAL: every reservation is also a WAL record (wal.hpp),
+// and a start takes the larger of the two. Redo writes each reservation it
+// replays to the file, so the file keeps what a later redo, starting at a
+// later checkpoint, no longer replays; the WAL keeps what a lost, stale or
+// foreign file does not.
 //
 // What that means for copies of the data directory:
-// - pg_basebackup and file-level backups copy the file as it was when copied.
-//   A standby or a restored backup (PITR) therefore knows the reservation as of
-//   the backup, not the primary's latest. Promotion and the end of PITR move
-//   the server to a new timeline; a server that finds itself on another
-//   timeline than the file's begins above now + snowflake.max_clock_drift
-//   (issuing.cpp) before it writes the new timeline, so that floor survives
-//   a restart too. A promoted standby should still get a node ID of its own
-//   (docs/many-servers.md).
+// - pg_basebackup and file-level backups copy the file as it was when copied;
+//   the WAL a standby or a restored backup (PITR) replays brings the
+//   primary's later reservations, up to the last that reached it. Promotion
+//   and the end of PITR move the server to a new timeline; a server that
+//   finds itself on another timeline than the file's also begins above now +
+//   snowflake.max_clock_drift (issuing.cpp) before it writes the new
+//   timeline, so that floor survives a restart too. A promoted standby should
+//   still get a node ID of its own (docs/many-servers.md).
 // - A file written by another cluster (another system identifier: copied in
 //   by hand, or a data directory assembled from two) is not trusted: it counts
 //   as no file (below), is logged, and the server records itself.
@@ -43,13 +42,17 @@
 //   the mark of the latest one (a copy put back, a file of 0.4.0 or older) may
 //   be older than IDs issued since: the start also takes pg_control's floor
 //   (the latest checkpoint time + 1 s + snowflake.max_clock_drift) when that
-//   is higher. After a crash the file, renewed ahead of every ID, is trusted.
+//   is higher. After a crash the file, renewed ahead of every ID, is trusted,
+//   with the WAL's reservation over it. A stop during recovery (a standby's,
+//   or one in the middle of crash recovery) is not a clean shutdown: it
+//   writes no mark, and counts as a crash.
 // - No file of this cluster's (deleted, never made, or another cluster's): if
 //   no object was ever created in the cluster, not even the extension, no ID
 //   can have been issued, and IDs start at the clock. Otherwise, after a clean
-//   shutdown, they start above pg_control's floor; after a crash nothing
-//   bounds the IDs issued since the latest checkpoint, and generation refuses
-//   (Blocked::StateLost) until a clean stop and start (restart.cpp).
+//   shutdown, they start above pg_control's floor; after a crash only the WAL
+//   replayed since the latest checkpoint bounds the IDs issued since, and
+//   generation refuses (Blocked::StateLost) until redo replays a reservation
+//   or a clean stop and start (restart.cpp).
 //   pg_upgrade makes such a data directory; its checkpoint is the upgrade's,
 //   and its own start (binary-upgrade mode) writes nothing.
 // - A symbolic link in the file's place that leads nowhere (a volume that is
@@ -104,7 +107,8 @@ bool write_state(const StateRecord &record, int elevel, int *failed_errno = null
 
 // What pg_control says of this cluster's past, for the floor of a start.
 struct ControlFacts {
-	bool clean_shutdown;       // a clean shutdown was the last thing recorded (not a crash or an immediate stop)
+	bool clean_shutdown;       // a primary's clean shutdown was the last thing recorded (not a crash, an
+	                           // immediate stop, or a stop during recovery)
 	int64_t checkpoint_unix_s; // the time of the latest checkpoint, Unix seconds (rounded down)
 	bool objects_created;      // an object was ever created here (the OID counter reached user OIDs)
 	uint32_t checkpoint_mark;  // a fingerprint of the latest checkpoint (its WAL position, time and the

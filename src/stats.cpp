@@ -91,10 +91,9 @@ Stats read_stats() {
 	// taken on a copy of the generator, and for a step that needs a reservation, how writing goes.
 	policy.lead_ms = snap.lead_ms;
 	snap.resumes_unix_ms = -1;
-	snap.state = blocked_readiness(state);
+	// A server in recovery refuses for that first, as a call does (redo may yet lift a 'state file lost').
+	snap.state = RecoveryInProgress() ? Readiness::Recovery : blocked_readiness(state);
 	snap.write_errno = state.state_errno;
-	if (snap.state == Readiness::Ok && RecoveryInProgress())
-		snap.state = Readiness::Recovery;
 	if (snap.state == Readiness::Ok) {
 		GeneratorState copy = snap.generator;
 		const Step step = copy.next(clock_ms, snap.node, policy, 1);

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <future>
 #include <iostream>
 #include <regex>
 
@@ -132,6 +134,77 @@ TEST(AdoptLayout, ALayoutWhoseIdsAreSmallerIsRefusedAndTheHintSaysToGoBack) {
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
 	EXPECT_GT(query_int(conn, "SELECT snowflake_nextval()"), high);
+}
+
+TEST(AdoptLayout, AnOlderFilePutBackBeforeAdoptingStillPutsNewIdsAboveEveryOldOne) {
+	// 0.5.0 judged only the file: an older copy put back, the epoch changed and adopted as the hint
+	// said, and 100,000 of 100,000 new IDs were values handed out before. The copy lacks the mark of
+	// the latest clean shutdown, so the adoption takes pg_control's floor too, as a start does.
+	Server server("adopt_stale_copy", {kPreload, "snowflake.node = 27", "snowflake.fault_injection = on",
+	                                   "snowflake.max_clock_drift = '30s'"});
+	ASSERT_TRUE(server.start());
+	issue_into_a_table(server, 1000);
+	server.stop();
+	const std::string file = server.data_file("snowflake.state");
+	std::filesystem::copy_file(file, file + ".old");
+	ASSERT_TRUE(server.start());
+	long long high = 0;
+	{
+		pqxx::connection conn = server.connect();
+		exec(conn, {"SELECT snowflake_inject_clock_offset(20000)", // IDs 20 s ahead of the copy's reservation
+		            "INSERT INTO orders (n) SELECT g FROM generate_series(1, 100000) AS g"});
+		high = query_int(conn, "SELECT max(id) FROM orders");
+	}
+	server.stop();
+	std::filesystem::copy_file(file + ".old", file, std::filesystem::copy_options::overwrite_existing);
+	server.append_conf("snowflake.epoch = '" + std::to_string(kTwitterEpochMs + 60000) + "'");
+	ASSERT_TRUE(server.start());
+	std::string hint;
+	{
+		pqxx::connection conn = server.connect();
+		hint = error_of(conn, "SELECT snowflake_adopt_layout()");
+	}
+	std::smatch latest;
+	ASSERT_TRUE(std::regex_search(hint, latest, std::regex("Set snowflake.epoch to ([0-9]+) or earlier"))) << hint;
+	server.stop();
+	server.append_conf("snowflake.epoch = '" + latest[1].str() + "'");
+	ASSERT_TRUE(server.start());
+	{
+		pqxx::connection conn = server.connect();
+		exec(conn, {"SELECT snowflake_adopt_layout()"});
+	}
+	server.stop();
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"REINDEX INDEX orders_time", "INSERT INTO orders (n) SELECT -g FROM generate_series(1, 20000) AS g"});
+	EXPECT_EQ(query_int(conn, "SELECT count(*) FROM orders WHERE n < 0 AND id <= " + std::to_string(high)), 0)
+	    << "an ID after the adoption is not above every ID before it";
+}
+
+TEST(AdoptLayout, ASlowAdoptionWriteHoldsUpNoOtherCall) {
+	// 0.5.0 held the generator's lock through the write: with it slowed to 20 s, snowflake_state()
+	// and snowflake_nextval() took 18 s each, whatever statement_timeout said.
+	Server server("adopt_slow_write", {kPreload, "snowflake.node = 28", "snowflake.fault_injection = on"});
+	ASSERT_TRUE(server.start());
+	issue_into_a_table(server, 1000);
+	server.stop();
+	server.append_conf("snowflake.epoch = '" + std::to_string(kTwitterEpochMs - 60000) + "'"); // adopted at once
+	ASSERT_TRUE(server.start());
+	pqxx::connection adopter = server.connect();
+	exec(adopter, {"SELECT snowflake_inject_write_delay(5000)"});
+	auto adoption = std::async(std::launch::async, [&] { return error_of(adopter, "SELECT snowflake_adopt_layout()"); });
+	pqxx::connection other = server.connect();
+	ASSERT_TRUE(wait_until([&] { return query_int(other, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE "
+	                                                     "'SELECT snowflake_adopt_layout()%' AND state = 'active'") == 1; },
+	                       5s));
+	// A call that waited for the lock would end in 57014 (the timeout, once it had the lock) or wait 5 s.
+	exec(other, {"SET statement_timeout = '1s'"});
+	EXPECT_EQ(sqlstate_of(other, "SELECT state FROM snowflake_state()"), "") << "snowflake_state() waited for the write";
+	EXPECT_EQ(query_int(other, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT snowflake_adopt_layout()%' "
+	                           "AND state = 'active'"),
+	          1)
+	    << "the adoption's write was over before the other call: nothing was shown";
+	EXPECT_EQ(adoption.get(), "");
 }
 
 } // namespace

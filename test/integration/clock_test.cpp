@@ -57,6 +57,30 @@ TEST(ClockFaults, ClockSteppingBackWhileWaitingGivesUpInsteadOfSpinning) {
 	EXPECT_TRUE(server.wait_for_log("snowflake: system clock moved backwards by", 5s));
 }
 
+TEST(ClockFaults, TwoStepsBackDuringOneWaitEndWithinTheBound) {
+	// 0.5.0, clock_policy = wait with a 10 s bound: a step back of 9.9 s, then another while the call
+	// waited, which it met when it woke within the bound and slept again; it took 18.8 s and returned
+	// an ID, past its own bound of 12.2 s. The bound now caps every sleep: the call ends in 58000.
+	Server server("two_steps", {kPreload, "snowflake.node = 4", "snowflake.fault_injection = on",
+	                            "snowflake.clock_policy = wait", "snowflake.max_clock_drift = '10s'"});
+	ASSERT_TRUE(server.start());
+	pqxx::connection conn = server.connect();
+	exec(conn, {"CREATE EXTENSION snowflake", "SELECT snowflake_nextval()", "SELECT snowflake_inject_clock_offset(-9900)"});
+	pqxx::connection waiting = server.connect();
+	const int pid = waiting.backendpid();
+	std::string sqlstate = "none";
+	std::thread waiter([&] { sqlstate = sqlstate_of(waiting, "SELECT snowflake_nextval()"); });
+	ASSERT_TRUE(wait_until(
+	    [&] {
+		    return query_int(conn, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid) +
+		                               " AND wait_event_type = 'Extension'") == 1;
+	    },
+	    5s));
+	exec(conn, {"SELECT snowflake_inject_clock_offset(-17900)"}); // 8 s further back: 8 s more to wait on waking
+	waiter.join();
+	EXPECT_EQ(sqlstate, "58000") << "the call outlasted its bound and issued an ID";
+}
+
 TEST(ClockFaults, AWaitingCallAnswersQueryCancel) {
 	Server server("cancel",
 	              {kPreload, "snowflake.node = 4", "snowflake.fault_injection = on", "snowflake.clock_policy = wait"});

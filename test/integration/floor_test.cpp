@@ -23,18 +23,6 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-// Raises snowflake.max_clock_drift on server to 1 min and reloads, so that a clock behind the floor
-// borrows over it; then the smallest of n new IDs on conn.
-long long lowest_after_raising_the_bound(const Server &server, pqxx::connection &conn, int n) {
-	{
-		pqxx::nontransaction outside{conn};
-		outside.exec("ALTER SYSTEM SET snowflake.max_clock_drift = '1min'");
-		outside.exec("SELECT pg_reload_conf()");
-	}
-	EXPECT_TRUE(server.wait_for_setting("snowflake.max_clock_drift", "1min"));
-	return query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, " + std::to_string(n) + ")");
-}
-
 TEST(Floors, ACopyPutBackAfterACleanStopNeverLowersTheFloor) {
 	// The damaged-file hint of 0.4.0 said to restore the file from a backup. A copy taken early, put
 	// back after 40 s more of IDs and a clean stop, became the floor: the next ID was below the last.
@@ -65,10 +53,11 @@ TEST(Floors, ACopyPutBackAfterACleanStopNeverLowersTheFloor) {
 	EXPECT_GT(lowest, high) << "an ID repeats one issued after the copy was taken";
 }
 
-TEST(Floors, ALostFileAfterACrashRefusesUntilTheHintIsFollowed) {
+TEST(Floors, ALostFileAfterACrashIsCoveredByTheWal) {
 	// CHECKPOINT, 40 s of IDs (the generator's clock moved 40 s on), a crash, the file removed, and a
 	// start with the clock 20 s behind the last IDs: 0.4.0 started above the checkpoint + 1 s + drift,
-	// below 38 s of IDs, and repeated them. Now the start refuses until the hint is followed.
+	// below 38 s of IDs, and repeated them; 0.5.0 refused. Now the WAL replayed since the checkpoint
+	// holds the reservation (wal.hpp): the start knows where IDs resume without the file.
 	Server server("lost_after_crash", {kPreload, "snowflake.node = 22", "snowflake.fault_injection = on"});
 	ASSERT_TRUE(server.start());
 	long long high = 0;
@@ -80,6 +69,28 @@ TEST(Floors, ALostFileAfterACrashRefusesUntilTheHintIsFollowed) {
 	server.stop("immediate"); // no shutdown checkpoint: pg_control still says "in production"
 	ASSERT_EQ(std::remove(server.data_file("snowflake.state").c_str()), 0);
 	ASSERT_TRUE(server.start_with_clock(20));
+	pqxx::connection conn = server.connect();
+	EXPECT_EQ(query_int(conn, "SELECT (state = 'clock behind' AND detail LIKE '%the WAL carried%')::int "
+	                          "FROM snowflake_state()"),
+	          1);
+	EXPECT_GT(lowest_after_raising_the_bound(server, conn, 20000), high) << "an ID repeats one issued before the crash";
+}
+
+TEST(Floors, ALostFileAfterACrashWithNoReservationSinceTheCheckpointRefusesUntilTheHintIsFollowed) {
+	// The reservation passed, then a checkpoint: crash recovery replays no reservation, and only the
+	// file knew the last one. Lost after a crash, the start refuses until the hint is followed.
+	Server server("lost_no_record", {kPreload, "snowflake.node = 26"});
+	ASSERT_TRUE(server.start());
+	long long high = 0;
+	{
+		pqxx::connection conn = server.connect();
+		exec(conn, {"CREATE EXTENSION snowflake"});
+		high = max_of(conn, 20000);
+		reservation_passed_then_checkpoint(conn);
+	}
+	server.stop("immediate"); // no shutdown checkpoint: pg_control still says "in production"
+	ASSERT_EQ(std::remove(server.data_file("snowflake.state").c_str()), 0);
+	ASSERT_TRUE(server.start());
 	{
 		pqxx::connection conn = server.connect();
 		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
@@ -87,12 +98,10 @@ TEST(Floors, ALostFileAfterACrashRefusesUntilTheHintIsFollowed) {
 		                          "without a clean shutdown')::int FROM snowflake_state()"),
 		          1);
 	}
-	server.stop();
 	// The hint: "make sure the system clock is right (later than the crash), stop the server cleanly
-	// and start it". Here the crash was at the clock + 40 s.
-	ASSERT_TRUE(server.start_with_clock(45));
+	// and start it".
 	server.stop();
-	ASSERT_TRUE(server.start_with_clock(45));
+	ASSERT_TRUE(server.start());
 	EXPECT_TRUE(server.wait_for_log("there was no \"snowflake.state\" of this cluster's", 5s));
 	pqxx::connection conn = server.connect();
 	const long long lowest = query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, 20000)");
@@ -118,6 +127,12 @@ TEST(Floors, AnotherClustersFileGivesNoLowerFloorThanNoFile) {
 		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "58000");
 		const long long lowest = lowest_after_raising_the_bound(a, conn, 2000);
 		EXPECT_GT(lowest, high) << "an ID repeats one A issued before B's file was copied in";
+	}
+	a.stop(); // then on the true clock, with no reservation in the WAL to replay: only a file could say
+	ASSERT_TRUE(a.start());
+	{
+		pqxx::connection conn = a.connect();
+		reservation_passed_then_checkpoint(conn);
 	}
 	a.stop("immediate");
 	// After a crash, another cluster's file is as good as none: refused, as a lost file is.

@@ -236,6 +236,29 @@ std::string Server::single_user(const std::string &statements) const {
 	return read_text(dir_ + "/single.out");
 }
 
+void reservation_passed_then_checkpoint(pqxx::connection &conn) {
+	if (!wait_until(
+	        [&] {
+		        return query_int(conn, "SELECT (coalesce(s.last_id_time < clock_timestamp() - 2 * r.lead_ms * interval '1 ms', true) "
+		                               "AND coalesce(s.reserved_until < clock_timestamp(), true))::int FROM snowflake_stats() s, "
+		                               "snowflake_reservation() r") == 1;
+	        },
+	        std::chrono::seconds(30)))
+		throw std::runtime_error("the reservation did not pass within 30 s");
+	exec(conn, {"CHECKPOINT"});
+}
+
+long long lowest_after_raising_the_bound(const Server &server, pqxx::connection &conn, int n) {
+	{
+		pqxx::nontransaction outside{conn};
+		outside.exec("ALTER SYSTEM SET snowflake.max_clock_drift = '1min'");
+		outside.exec("SELECT pg_reload_conf()");
+	}
+	if (!server.wait_for_setting("snowflake.max_clock_drift", "1min"))
+		throw std::runtime_error("the server did not take snowflake.max_clock_drift = '1min'");
+	return query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, " + std::to_string(n) + ")");
+}
+
 int occurrences(const std::string &haystack, const std::string &text) {
 	int n = 0;
 	for (size_t at = haystack.find(text); at != std::string::npos; at = haystack.find(text, at + 1))

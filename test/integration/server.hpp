@@ -125,6 +125,14 @@ std::string sqlstate_of(pqxx::connection &conn, const std::string &query);
 // Polls until check() is true, up to timeout; whether it became true.
 bool wait_until(const std::function<bool()> &check, std::chrono::milliseconds timeout);
 
+// Waits (up to 30 s) until the reservation is behind the clock, then runs CHECKPOINT: crash recovery
+// then replays no reservation (wal.hpp), and only snowflake.state knows the last one.
+void reservation_passed_then_checkpoint(pqxx::connection &conn);
+
+// Raises snowflake.max_clock_drift on server to 1 min and reloads, so that a clock behind the floor
+// borrows over it; then the smallest of n new IDs on conn (an error if the server did not take it).
+long long lowest_after_raising_the_bound(const Server &server, pqxx::connection &conn, int n);
+
 // How often text occurs in haystack (a server log, say).
 int occurrences(const std::string &haystack, const std::string &text);
 
