@@ -134,8 +134,10 @@ Server::~Server() {
 }
 
 bool Server::start() {
-	running_ = run(pg_bin() + "/pg_ctl -D " + data_ + " -l " + dir_ + "/server.log -w -t 30 start >/dev/null") == 0;
-	return running_;
+	// A failed start leaves one already running still to stop (at the end of a test that failed).
+	const bool started = run(pg_bin() + "/pg_ctl -D " + data_ + " -l " + dir_ + "/server.log -w -t 30 start >/dev/null") == 0;
+	running_ = running_ || started;
+	return started;
 }
 
 namespace {
@@ -158,9 +160,10 @@ std::string libfaketime() {
 
 bool Server::start_with_clock(int offset_s) {
 	const std::string offset = (offset_s >= 0 ? "+" : "") + std::to_string(offset_s);
-	running_ = run("LD_PRELOAD=" + libfaketime() + " FAKETIME=" + offset + " FAKETIME_DONT_FAKE_MONOTONIC=1 " +
-	               pg_bin() + "/pg_ctl -D " + data_ + " -l " + dir_ + "/server.log -w -t 30 start >/dev/null") == 0;
-	return running_;
+	const bool started = run("LD_PRELOAD=" + libfaketime() + " FAKETIME=" + offset + " FAKETIME_DONT_FAKE_MONOTONIC=1 " +
+	                         pg_bin() + "/pg_ctl -D " + data_ + " -l " + dir_ + "/server.log -w -t 30 start >/dev/null") == 0;
+	running_ = running_ || started;
+	return started;
 }
 
 void Server::stop(const char *mode) {

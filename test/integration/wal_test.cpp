@@ -6,7 +6,8 @@
 // every ID issued before (or a refusal that names the WAL's floor while the
 // clock is behind it). Then what the WAL costs a server: a synchronous standby
 // that is down stalls no ID, and a server without snowflake preloaded starts
-// after a clean stop but not with reservations left to replay.
+// after a clean stop but not with reservations left to replay, nor a standby
+// whose primary logs them.
 #include "generator.hpp"
 #include "server.hpp"
 
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 namespace snowflake::test {
 namespace {
@@ -215,6 +217,40 @@ TEST(WalReservation, ADriftBoundRemovedAfterACrashWithAnOldFileBackRefusesRather
 	EXPECT_GT(query_int(conn, "SELECT min(snowflake_nextval()) FROM generate_series(1, 2000)"), high);
 }
 
+TEST(WalReservation, ALaggingStandbyPromotedKnowsTheReservationsThatReachedItAndTheClockCoversTheRest) {
+	// An asynchronous standby cut off from its primary (its primary_conninfo emptied: the walreceiver
+	// stops) while the primary goes on issuing for 3 s, then promoted: it knows the reservations that
+	// reached it, and the new timeline's floor (its clock + max_clock_drift) covers what did not.
+	Server primary("wal_lag_primary", {kPreload, "snowflake.node = 41"});
+	ASSERT_TRUE(primary.start());
+	pqxx::connection conn = primary.connect();
+	exec(conn, {"CREATE EXTENSION snowflake", kItems});
+	Server standby("wal_lag_standby", Server::StandbyOf{primary});
+	ASSERT_TRUE(standby.start());
+	insert_era(conn, 1, 20000);
+	{
+		pqxx::connection on_standby = standby.connect();
+		pqxx::nontransaction outside{on_standby};
+		outside.exec("ALTER SYSTEM SET primary_conninfo = ''");
+		outside.exec("SELECT pg_reload_conf()");
+	}
+	ASSERT_TRUE(wait_until([&] { return query_int(conn, "SELECT count(*) FROM pg_stat_replication") == 0; }, 10s));
+	const long long cut_at = query_int(conn, "SELECT max(id) FROM items");
+	long long high = 0;
+	for (int i = 0; i < 30; ++i) { // 3 s of IDs the standby never receives
+		high = insert_era(conn, 1, 2000);
+		std::this_thread::sleep_for(100ms);
+	}
+	primary.stop();
+	ASSERT_TRUE(standby.promote());
+	pqxx::connection promoted = standby.connect();
+	const long long known = query_int(promoted, "SELECT max(id) FROM items");
+	std::cout << "  the standby missed " << (kTwitter.decompose(high).time - kTwitter.decompose(known).time)
+	          << " ms of the primary's IDs\n";
+	EXPECT_EQ(known, cut_at) << "the standby received rows after it was cut off";
+	EXPECT_EQ(new_ids_at_or_below(standby, high), 0) << "the new timeline's floor did not cover the lag";
+}
+
 TEST(WalReservation, ASynchronousStandbyThatIsDownStallsNoId) {
 	// The record is not a transaction's: its flush never waits for synchronous replication.
 	Server server("wal_sync_down", {kPreload, "snowflake.node = 38"});
@@ -248,6 +284,33 @@ TEST(WalReservation, WithoutThePreloadAServerStartsAfterACleanStopButNotWithRese
 	ASSERT_TRUE(server.start()) << "a clean stop leaves nothing to replay";
 	pqxx::connection conn = server.connect();
 	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+}
+
+TEST(WalReservation, AStandbyWithoutThePreloadStopsUntilItIsBack) {
+	// A standby replays its primary's reservations as they come: without the preload it cannot.
+	Server primary("wal_standby_preload_primary", {kPreload, "snowflake.node = 40"});
+	ASSERT_TRUE(primary.start());
+	pqxx::connection conn = primary.connect();
+	exec(conn, {"CREATE EXTENSION snowflake"});
+	Server standby("wal_standby_preload", Server::StandbyOf{primary});
+	ASSERT_TRUE(standby.start());
+	max_of(conn, 20000);
+	std::string sent;
+	{
+		pqxx::work tx{conn};
+		sent = one_value<std::string>(tx, "SELECT pg_current_wal_lsn()::text");
+	}
+	pqxx::connection on_standby = standby.connect();
+	ASSERT_TRUE(wait_until(
+	    [&] { return query_int(on_standby, "SELECT (pg_last_wal_replay_lsn() >= '" + sent + "')::int") == 1; }, 10s));
+	standby.stop();
+	standby.append_conf("shared_preload_libraries = ''");
+	EXPECT_FALSE(standby.start()) << "the standby replayed snowflake's records without its resource manager";
+	EXPECT_TRUE(standby.wait_for_log("resource manager with ID 163 not registered", 1s));
+	standby.append_conf(kPreload);
+	ASSERT_TRUE(standby.start());
+	pqxx::connection again = standby.connect();
+	EXPECT_EQ(query_int(again, "SELECT pg_is_in_recovery()::int"), 1);
 }
 
 } // namespace
