@@ -110,14 +110,14 @@ suite() {
 }
 
 # The library exports unmangled the magic block, _PG_init, the background workers' entry points (as
-# register_worker() names them), and every C function an install or upgrade script names
+# library_worker() names them), and every C function an install or upgrade script names
 # (AS 'MODULE_PATHNAME', 'name') with its pg_finfo_.
 check_symbols() {
   local symbols missing=0 sym functions
   symbols=$(nm -D --defined-only "$ROOT/snowflake.so" | awk '{print $3}')
   functions=$(cat "$ROOT"/src/sql/*.sql "$ROOT"/snowflake--*.sql | sed -n "s/.*'MODULE_PATHNAME', *'\([a-z_0-9]*\)'.*/\1/p" | sort -u)
   [ -n "$functions" ] || { echo "no C function found in the SQL scripts"; return 1; }
-  for sym in Pg_magic_func _PG_init $(grep -ho 'register_worker("[^"]*", "[a-z_]*"' "$ROOT"/src/*.cpp | cut -d'"' -f4) \
+  for sym in Pg_magic_func _PG_init $(grep -ho 'library_worker("[^"]*", "[a-z_]*"' "$ROOT"/src/*.cpp | cut -d'"' -f4) \
     $functions $(sed 's/^/pg_finfo_/' <<<"$functions"); do
     grep -qx "$sym" <<<"$symbols" || { echo "missing unmangled symbol: $sym"; missing=1; }
   done

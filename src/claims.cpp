@@ -273,6 +273,14 @@ void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node) 
 	else if (now == NodeCheck::Ok)
 		ereport(LOG, (errmsg("snowflake: the node check in database \"%s\" is ok: this server has no node to claim",
 		                     check_database)));
+	else if (now == NodeCheck::NoWorkerSlot)
+		ereport(WARNING,
+		        (errmsg("snowflake: the node check cannot start: every background worker slot is taken "
+		                "(max_worker_processes = %d)",
+		                max_worker_processes),
+		         errdetail("Until it starts, this server claims its node nowhere and sees no other server's claim."),
+		         errhint("Raise max_worker_processes and restart the server, or stop another background worker; "
+		                 "the reservation renewer tries again every second.")));
 	else if (now == NodeCheck::Off)
 		ereport(LOG, (errmsg("snowflake: the node check is off (snowflake.node_check_interval = 0)")));
 }
@@ -315,18 +323,6 @@ void guarded_pass(SharedState &state) {
 
 } // namespace
 
-void publish_node_check(SharedState &state, NodeCheck status, const char *report, bool wake) noexcept {
-	pg_atomic_fetch_add_u32(&state.report_version, 1); // odd: being rewritten
-	pg_write_barrier();
-	strlcpy(state.report, report, sizeof(state.report));
-	pg_write_barrier();
-	pg_atomic_fetch_add_u32(&state.report_version, 1);
-	pg_atomic_write_u32(&state.check_status, static_cast<uint32>(status));
-	pg_atomic_write_u64(&state.check_at_us, static_cast<uint64>(unix_now_us()));
-	if (wake && MyProc != nullptr) // a process with no PGPROC (yet, or any more) cannot broadcast
-		ConditionVariableBroadcast(&state.checked_cv);
-}
-
 NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept {
 	switch (check) { // the statuses a pass or the worker's start leaves, which the next pass replaces
 	case NodeCheck::Starting:
@@ -367,23 +363,12 @@ const char *node_check_text(NodeCheck check) noexcept {
 		return "incomplete";
 	case NodeCheck::CannotConnect:
 		return "cannot connect";
+	case NodeCheck::NoWorkerSlot:
+		return "no worker slot";
 	case NodeCheck::Stale:
 		return "stale";
 	}
 	return "unknown";
-}
-
-NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept {
-	for (;;) {
-		const uint32 before = pg_atomic_read_u32(&state.report_version);
-		pg_read_barrier();
-		memcpy(report, state.report, sizeof(report));
-		pg_read_barrier();
-		if (before % 2 == 0 && pg_atomic_read_u32(&state.report_version) == before)
-			break;
-	}
-	report[sizeof(report) - 1] = '\0';
-	return static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
 }
 
 void await_first_node_check(SharedState &state) {
@@ -401,15 +386,12 @@ void await_first_node_check(SharedState &state) {
 	ConditionVariableCancelSleep();
 }
 
-void raise_node_conflict(SharedState &state, int32_t node) {
-	char report[192];
-	(void)node_check_report(state, report);
-	ereport(ERROR, (errcode(MAKE_SQLSTATE('S', 'N', '0', '0', '1')),
-	                errmsg("snowflake node %d is claimed by another server, which took it first", node),
-	                errdetail("The other server: %s. Two servers on one node can issue the same IDs.", report),
-	                errhint("Give this server a node of its own (snowflake.node, or snowflake.node_source) and reload "
-	                        "the configuration.")));
-	pg_unreachable();
+void publish_not_checking(SharedState &state, NodeCheck status) {
+	const NodeCheck was = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
+	if (status == NodeCheck::Off)
+		refuse_node(state, -1);
+	publish_node_check(state, status, "", true);
+	log_change(was, status, "", -1);
 }
 
 void check_nodes() {
@@ -428,17 +410,13 @@ void check_nodes() {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (node_check_interval_s > 0) {
-			guarded_pass(state);
-		} else { // off: nothing claimed, nothing refused, no call waits
-			const NodeCheck was = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
-			refuse_node(state, -1);
-			publish_node_check(state, NodeCheck::Off, "", false);
-			log_change(was, NodeCheck::Off, "", -1);
-			pass_done(state);
+		if (node_check_interval_s == 0) { // off: nothing claimed, nothing refused, no call waits, no slot held
+			publish_not_checking(state, NodeCheck::Off);
+			proc_exit(0);
 		}
-		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-		                (node_check_interval_s > 0 ? node_check_interval_s : 5) * 1000L, wait_event(WaitFor::NodeCheck));
+		guarded_pass(state);
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, node_check_interval_s * 1000L,
+		                wait_event(WaitFor::NodeCheck));
 		ResetLatch(MyLatch);
 	}
 }

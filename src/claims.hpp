@@ -18,6 +18,9 @@
 //   name with a heartbeat from before it started) are not another's. For
 //   snowflake.node_source = 'citus' it first reads the group (node.hpp). It
 //   runs once recovery is done: a standby claims nothing until it is promoted.
+//   It runs only while the interval is above 0: the renewal worker registers
+//   it then (node_check_worker.hpp), and at 0 it exits, so that a check
+//   turned off holds no max_worker_processes slot.
 // - A conflict: the server that claimed the node later refuses IDs (SQLSTATE
 //   SN001, with the other server named) under snowflake.node_conflict =
 //   'refuse', by refusing its node (node.hpp: the hot path is untouched); the
@@ -40,31 +43,14 @@
 //
 // Shared fields (shmem.hpp): `check_status`, `check_at_us` and
 // `check_passes` are atomics the worker stores; `report` is a text under a
-// sequence lock (`report_version`, odd while the worker rewrites it);
+// sequence lock (`report_version`, odd while it is rewritten), written by the
+// worker, or by the renewal worker while none is registered;
 // `checked_cv` is broadcast after every pass.
 #pragma once
 
 #include "shmem.hpp"
 
 namespace snowflake {
-
-// What the node check found last.
-enum class NodeCheck : uint32_t {
-	Off,         // snowflake.node_check_interval = 0, or a single-user backend (no worker runs there)
-	Starting,    // no pass yet since the worker started
-	NoExtension, // the database of the node check has no snowflake extension: nothing to claim with
-	Failing,     // the last pass raised an error (report: its message)
-	Standby,     // a standby, where the worker does not run: it issues nothing, so it claims nothing
-	Ok,          // no other live claim on this server's node
-	Refusing,    // another server claimed the node first: this one refuses (report: the other)
-	Warning,     // another server claims the node too, and this one keeps issuing (report: the other)
-	Incomplete,  // no other claim seen, but some Citus servers could not be asked (report: which, and why)
-	CannotConnect, // the worker is not connected to snowflake.database: its attempt failed, or it left the
-	               // database for a DROP, RENAME or TEMPLATE of it (report: which; node_check_worker.hpp)
-	Stale,       // read only: the last pass ended more than kStalePasses intervals and 10 s ago (a stuck or
-	             // stopped worker); never stored
-};
-
 // How many intervals (plus 10 s) after its last pass a check that still says how it went reads 'stale'.
 constexpr int64_t kStalePasses = 3;
 
@@ -74,27 +60,22 @@ constexpr int64_t kFirstCheckWaitMs = 10000;
 // What the node check found last, in words for snowflake_stats().node_check ("ok", "off", ...).
 const char *node_check_text(NodeCheck check) noexcept;
 
-// Publishes the node check's status and report (only the worker does, claims.hpp's sequence lock), with
-// the time, and wakes the calls waiting for its first pass when wake is true.
-void publish_node_check(SharedState &state, NodeCheck status, const char *report, bool wake) noexcept;
-
 // The status a reader reports for check, whose last pass ended at check_at_us (Unix µs): Stale when the
 // worker should have ended another pass by now, else check.
 NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept;
 
-// The node check's status and its report (the other server on this node, or the error), read whole.
-NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept;
-
 // Waits, cancellably, for the node check's first pass since the shared state was created, at most
 // until kFirstCheckWaitMs after its creation; returns at once, or as soon as it changes, once the
 // status is not 'starting': the check passed, is off (a single-user backend's always is), or cannot
-// run (the worker could not connect).
+// run (the worker could not connect, or found no background worker slot).
 void await_first_node_check(SharedState &state);
 
-// Raises the ERROR of a call whose node a conflict refuses: SN001, naming the other server.
-[[noreturn]] void raise_node_conflict(SharedState &state, int32_t node);
+// Publishes a status of a check that makes no pass ('off', 'no worker slot'; its writer: shmem.hpp),
+// logs it when it is a change, and wakes the calls waiting for a first pass; 'off' also lifts a refusal.
+void publish_not_checking(SharedState &state, NodeCheck status);
 
-// The node check worker's body: a pass every snowflake.node_check_interval until the server stops.
+// The node check worker's body: a pass every snowflake.node_check_interval until the server stops, or
+// until the interval is 0, when it publishes 'off' and exits (code 0: the postmaster frees its slot).
 [[noreturn]] void check_nodes();
 
 } // namespace snowflake

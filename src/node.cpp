@@ -4,8 +4,6 @@
 // refusal of a conflicting node, and the words and errors for each.
 #include "node.hpp"
 
-#include "claims.hpp"
-
 #include <unistd.h>
 
 namespace snowflake {
@@ -45,6 +43,19 @@ void host_name(char (&out)[256]) noexcept {
 	if (gethostname(out, sizeof(out)) != 0)
 		out[0] = '\0';
 	out[sizeof(out) - 1] = '\0';
+}
+
+// Raises the ERROR of a call whose node a conflict refuses: SN001, naming the other server (the node
+// check's report).
+[[noreturn]] void raise_node_conflict(SharedState &state, int32_t node) {
+	char report[192];
+	(void)node_check_report(state, report);
+	ereport(ERROR, (errcode(MAKE_SQLSTATE('S', 'N', '0', '0', '1')),
+	                errmsg("snowflake node %d is claimed by another server, which took it first", node),
+	                errdetail("The other server: %s. Two servers on one node can issue the same IDs.", report),
+	                errhint("Give this server a node of its own (snowflake.node, or snowflake.node_source) and reload "
+	                        "the configuration.")));
+	pg_unreachable();
 }
 
 } // namespace

@@ -1,6 +1,8 @@
-// The node check worker's connection and exit (see node_check_worker.hpp):
-// the exit callback that reports an attempt that never connected, and the
-// backend's side of a database command that needs the worker gone.
+// The node check worker's start, connection and exit (see
+// node_check_worker.hpp): the renewer's registration of the worker as the
+// interval says, the exit callback that reports an attempt that never
+// connected, and the backend's side of a database command that needs the
+// worker gone.
 #include "node_check_worker.hpp"
 
 #include "claims.hpp"
@@ -15,6 +17,9 @@ enum class DatabaseCommand : uint32_t { None, Drop, Rename, Template };
 
 // Whether this worker process has connected to its database.
 bool connected = false;
+
+// In the renewer: the handle of the node check worker it registered, until it sees that worker gone.
+BackgroundWorkerHandle *registered = nullptr;
 
 // The words for a database command, as the report and the log name it.
 const char *command_text(DatabaseCommand command) noexcept {
@@ -34,9 +39,10 @@ const char *command_text(DatabaseCommand command) noexcept {
 extern "C" {
 // before_shmem_exit callback of the worker: clears its PID and, when a database command asked it to
 // leave or its connection failed (it exits before connecting, not terminated), publishes 'cannot
-// connect' and wakes the waiting calls. Runs while the PGPROC still exists; raises nothing (a
+// connect' and wakes the waiting calls; then hands the report and the next registration to the renewer
+// (`check_registered`, `check_retry_at_us`). Runs while the PGPROC still exists; raises nothing (a
 // WARNING line at most).
-static void node_check_exit(int, Datum) {
+static void node_check_exit(int code, Datum) {
 	SharedState &state = *shared_state;
 	pg_atomic_write_u32(&state.check_pid, 0);
 	const auto command = static_cast<DatabaseCommand>(pg_atomic_exchange_u32(&state.check_leave_for, 0));
@@ -55,6 +61,12 @@ static void node_check_exit(int, Datum) {
 			                  errhint("Set snowflake.database to the database where you created the extension "
 			                          "and restart the server. The worker tries again every 10 s.")));
 	}
+	// Its last word is written: the renewer may write the report, and register the next worker, from now
+	// (at once after an exit for the interval 0, code 0; else 10 s later, as when it could not connect).
+	pg_atomic_write_u64(&state.check_retry_at_us,
+	                    static_cast<uint64>(monotonic_us() + (code == 0 ? 0 : kNodeCheckRetryMs * 1000)));
+	pg_write_barrier();
+	pg_atomic_write_u32(&state.check_registered, 0);
 }
 } // extern "C"
 
@@ -92,6 +104,38 @@ bool may_run(DatabaseCommand command, bool top_level) {
 }
 
 } // namespace
+
+void keep_node_check(SharedState &state) {
+	if (registered != nullptr) {
+		pid_t pid;
+		if (GetBackgroundWorkerPid(registered, &pid) != BGWH_STOPPED)
+			return; // registered, starting or running: it exits by itself when the interval is 0
+		pfree(registered);
+		registered = nullptr;
+		pg_atomic_write_u32(&state.check_registered, 0); // gone, also one that never started (no exit callback)
+	}
+	if (pg_atomic_read_u32(&state.check_registered) != 0)
+		return; // registered by the renewer before this one: the worker's exit clears the flag
+	pg_read_barrier(); // after its exit callback's last word
+	if (node_check_interval_s == 0) {
+		if (static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) != NodeCheck::Off)
+			publish_not_checking(state, NodeCheck::Off);
+		return;
+	}
+	if (monotonic_us() < static_cast<int64_t>(pg_atomic_read_u64(&state.check_retry_at_us)))
+		return;
+	BackgroundWorker worker = library_worker("snowflake node check", "snowflake_node_check_main", BGW_NEVER_RESTART);
+	worker.bgw_notify_pid = MyProcPid; // wakes this process when the worker starts and when it is gone
+	pg_atomic_write_u32(&state.check_registered, 1);
+	const MemoryContext caller = MemoryContextSwitchTo(TopMemoryContext); // the handle outlives the round
+	const bool started = RegisterDynamicBackgroundWorker(&worker, &registered);
+	MemoryContextSwitchTo(caller);
+	if (started)
+		return;
+	registered = nullptr;
+	publish_not_checking(state, NodeCheck::NoWorkerSlot); // every slot taken: the one reason it returns false
+	pg_atomic_write_u32(&state.check_registered, 0);
+}
 
 void begin_node_check_connection(SharedState &state) {
 	connected = false;

@@ -2,7 +2,8 @@
 // includes PostgreSQL through this header and nothing else: the server headers
 // sit inside extern "C", after the C++ headers, followed by the version shims.
 // It also declares what the glue files share: the settings (owned by
-// snowflake.cpp) and the system clock.
+// snowflake.cpp), the system clock, and the description of a background
+// worker of this library.
 //
 // Exceptions: nothing on our side throws. The core is noexcept integer code
 // (checked below), the glue calls no throwing library code, and no C++ object
@@ -125,6 +126,22 @@ constexpr int64_t kPostgresEpochUnixUs = int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPO
 // The timestamptz of a Unix millisecond.
 inline TimestampTz unix_ms_to_timestamptz(int64_t unix_ms) noexcept {
 	return unix_ms * 1000 - kPostgresEpochUnixUs;
+}
+
+// A background worker of this library: its name (also its type), its entry point, and how many seconds
+// after an exit the postmaster starts it again. It starts once recovery is over (a standby issues no
+// IDs, and claims no node) and may connect to a database.
+inline BackgroundWorker library_worker(const char *name, const char *function, int restart_s) noexcept {
+	BackgroundWorker worker;
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = restart_s;
+	snprintf(worker.bgw_library_name, sizeof(worker.bgw_library_name), "snowflake");
+	snprintf(worker.bgw_function_name, sizeof(worker.bgw_function_name), "%s", function);
+	snprintf(worker.bgw_name, sizeof(worker.bgw_name), "%s", name);
+	snprintf(worker.bgw_type, sizeof(worker.bgw_type), "%s", name);
+	return worker;
 }
 
 } // namespace snowflake

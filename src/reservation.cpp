@@ -182,7 +182,7 @@ void reserve_or_wait(SharedState &state, int64_t reserve_tick, ReservationWait &
 	ConditionVariableCancelSleep();
 }
 
-void renew_reservations() {
+void renew_reservations(EachRound each_round) {
 	SharedState &state = preloaded(); // inherited from the postmaster, which created it
 	on_shmem_exit(forget_renewer, PointerGetDatum(&state));
 	pg_atomic_write_u64(&state.renewer_latch, reinterpret_cast<uint64>(MyLatch));
@@ -198,6 +198,7 @@ void renew_reservations() {
 			ResetLatch(MyLatch);
 			continue;
 		}
+		each_round(state);
 		const Policy policy = policy_now(state);
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
 		const int64_t now_ms = generator_clock_us(state) / 1000;

@@ -63,7 +63,13 @@ struct ReservationWait {
 // steps again. ERROR 58030 once the deadline has passed and there is still no reservation.
 void reserve_or_wait(SharedState &state, int64_t reserve_tick, ReservationWait &wait);
 
-// The renewal worker's body: renews the reservation ahead of need until the server stops.
-[[noreturn]] void renew_reservations();
+// What the renewal worker also does at each of its rounds (about a second apart, at once after a reload,
+// later while it writes a reservation), after the settings are reloaded: snowflake.cpp hands in the
+// node check's keeper.
+using EachRound = void (*)(SharedState &state);
+
+// The renewal worker's body: renews the reservation ahead of need until the server stops, calling
+// each_round at each round.
+[[noreturn]] void renew_reservations(EachRound each_round);
 
 } // namespace snowflake

@@ -1,11 +1,9 @@
 // The shared generator's memory (see shmem.hpp for the struct and its
 // locking protocol): the request and startup hooks that create it and hand it
-// to what fills it in, the postmaster's exit hook, the publication of the node,
-// and the small shared helpers: the state last seen, the monotonic clock, and
-// the wait events.
+// to what fills it in, the postmaster's exit hook, and the small shared
+// helpers: the state last seen, the node check's report under its sequence
+// lock, the monotonic clock, and the wait events.
 #include "shmem.hpp"
-
-#include "claims.hpp"
 
 namespace snowflake {
 
@@ -70,6 +68,8 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u32(&state.check_pid, 0);
 	pg_atomic_init_u32(&state.check_failed_connects, 0);
 	pg_atomic_init_u32(&state.check_leave_for, 0);
+	pg_atomic_init_u32(&state.check_registered, 0); // a crash restart forgets the worker with the state
+	pg_atomic_init_u64(&state.check_retry_at_us, 0);
 	on_create(state);
 }
 
@@ -125,6 +125,31 @@ bool note_state(SharedState &state, Readiness r) noexcept {
 		return false;
 	pg_atomic_write_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
 	return true;
+}
+
+void publish_node_check(SharedState &state, NodeCheck status, const char *report, bool wake) noexcept {
+	pg_atomic_fetch_add_u32(&state.report_version, 1); // odd: being rewritten
+	pg_write_barrier();
+	strlcpy(state.report, report, sizeof(state.report));
+	pg_write_barrier();
+	pg_atomic_fetch_add_u32(&state.report_version, 1);
+	pg_atomic_write_u32(&state.check_status, static_cast<uint32>(status));
+	pg_atomic_write_u64(&state.check_at_us, static_cast<uint64>(unix_now_us()));
+	if (wake && MyProc != nullptr) // a process with no PGPROC (yet, or any more) cannot broadcast
+		ConditionVariableBroadcast(&state.checked_cv);
+}
+
+NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept {
+	for (;;) {
+		const uint32 before = pg_atomic_read_u32(&state.report_version);
+		pg_read_barrier();
+		memcpy(report, state.report, sizeof(report));
+		pg_read_barrier();
+		if (before % 2 == 0 && pg_atomic_read_u32(&state.report_version) == before)
+			break;
+	}
+	report[sizeof(report) - 1] = '\0';
+	return static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
 }
 
 int64_t monotonic_us() noexcept {

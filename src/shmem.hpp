@@ -47,15 +47,22 @@
 //   is derived from two of them together but a state and its "since", which
 //   may be a moment stale.
 // - The node check's report (claims.hpp): `check_status`, `check_at_us` and
-//   `check_passes` are atomics only its worker stores; `report` is written by
-//   that worker alone under a sequence lock (`report_version` made odd, a
-//   write barrier, the text, a write barrier, made even), and read by
-//   copying it between two loads of an even, unchanged version;
+//   `check_passes` are atomics only the report's one writer stores (below);
+//   `report` is written by that writer alone under a sequence lock
+//   (`report_version` made odd, a write barrier, the text, a write barrier,
+//   made even), and read by copying it between two loads of an even,
+//   unchanged version;
 //   `checked_cv` is broadcast after every pass. The worker also stores
 //   `check_pid` at its start and clears it at its exit, and counts
 //   `check_failed_connects` (node_check_worker.hpp); `check_leave_for` is
 //   stored by a backend that asks the worker to leave its database and
-//   exchanged back to 0 by the worker at its exit.
+//   exchanged back to 0 by the worker at its exit. Whether a node check
+//   worker is registered at all (node_check_worker.hpp): the renewal worker
+//   stores `check_registered` 1 before it registers one, and back to 0 when
+//   the registration fails or it sees the worker gone; the worker stores 0 at
+//   its exit, after its last word in `report`, with `check_retry_at_us`. So
+//   `report` has one writer at a time: the worker while `check_registered` is
+//   1, else the renewal worker.
 // - Redo (wal.hpp), in the startup process while the server is in recovery
 //   and so issues nothing: with `lock` held it raises `generator`,
 //   `floor_from`, `wal_tick` and `timeline`, and lowers `blocked` from
@@ -124,6 +131,26 @@ enum class Readiness : uint32_t {
 // The words for r: "ok", "clock behind", ... (docs/functions.md lists them).
 const char *state_text(Readiness r) noexcept;
 
+// What the node check found last (`check_status`; claims.hpp has the check, node_check_text() the words).
+enum class NodeCheck : uint32_t {
+	Off,         // snowflake.node_check_interval = 0 (no worker runs, none is registered), or a single-user
+	             // backend (no worker runs there)
+	Starting,    // no pass yet since the worker started
+	NoExtension, // the database of the node check has no snowflake extension: nothing to claim with
+	Failing,     // the last pass raised an error (report: its message)
+	Standby,     // a standby, where the worker does not run: it issues nothing, so it claims nothing
+	Ok,          // no other live claim on this server's node
+	Refusing,    // another server claimed the node first: this one refuses (report: the other)
+	Warning,     // another server claims the node too, and this one keeps issuing (report: the other)
+	Incomplete,  // no other claim seen, but some Citus servers could not be asked (report: which, and why)
+	CannotConnect, // the worker is not connected to snowflake.database: its attempt failed, or it left the
+	               // database for a DROP, RENAME or TEMPLATE of it (report: which; node_check_worker.hpp)
+	NoWorkerSlot,  // the renewal worker could not register the node check's worker: every background worker
+	               // slot (max_worker_processes) is taken; it tries again every second (node_check_worker.hpp)
+	Stale,       // read only: the last pass ended more than kStalePasses intervals and 10 s ago (a stuck or
+	             // stopped worker); never stored
+};
+
 struct SharedState {
 	LWLock *lock;                 // once: the tranche's lock
 	uint64_t system_identifier;   // once: this cluster's (pg_control), recorded with every reservation
@@ -172,6 +199,9 @@ struct SharedState {
 	pg_atomic_uint32 check_pid;        // atomic: the node check worker's PID from its start to its exit (0: none)
 	pg_atomic_uint32 check_failed_connects; // atomic: its attempts in a row that ended before it connected
 	pg_atomic_uint32 check_leave_for;  // atomic: the database command a backend asked it to leave for (0: none)
+	pg_atomic_uint32 check_registered; // atomic: 1 from the renewal worker's registration of the node check's
+	                                   // worker until that worker's exit (or its failure to start)
+	pg_atomic_uint64 check_retry_at_us; // atomic: no new node check worker before this, on the monotonic clock
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");
@@ -213,6 +243,14 @@ int64_t monotonic_us() noexcept;
 
 // Records that a call or a snapshot saw state r; true when that is a change (r is new since then).
 bool note_state(SharedState &state, Readiness r) noexcept;
+
+// Publishes the node check's status and report under the sequence lock over `report`, with the time,
+// and wakes the calls waiting for its first pass when wake is true. One writer at a time: the node
+// check's worker while one is registered (`check_registered`), else the renewal worker.
+void publish_node_check(SharedState &state, NodeCheck status, const char *report, bool wake) noexcept;
+
+// The node check's status and its report (the other server on this node, or the error), read whole.
+NodeCheck node_check_report(SharedState &state, char (&report)[192]) noexcept;
 
 // What snowflake waits for. wait_event() names each in pg_stat_activity on PostgreSQL 17 and later
 // (registered by the first such wait of each process): SnowflakeClock (a call waits for the clock),

@@ -47,22 +47,6 @@ static void snowflake_process_utility(PlannedStmt *pstmt, const char *query, boo
 }
 } // extern "C"
 
-// Registers a background worker of this library: its name (also its type), its entry point, and how
-// many seconds after an exit the postmaster starts it again. Each starts once recovery is over (a
-// standby issues no IDs, and claims no node) and connects to a database if it names one.
-void register_worker(const char *name, const char *function, int restart_s) {
-	BackgroundWorker worker;
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = restart_s;
-	snprintf(worker.bgw_library_name, sizeof(worker.bgw_library_name), "snowflake");
-	snprintf(worker.bgw_function_name, sizeof(worker.bgw_function_name), "%s", function);
-	snprintf(worker.bgw_name, sizeof(worker.bgw_name), "%s", name);
-	snprintf(worker.bgw_type, sizeof(worker.bgw_type), "%s", name);
-	RegisterBackgroundWorker(&worker);
-}
-
 // Installs the hook that gives SET of a snowflake setting its hint.
 void install_utility_hook() {
 	prev_process_utility = ProcessUtility_hook;
@@ -80,27 +64,32 @@ void _PG_init(void) {
 	snowflake::install_shmem_hooks(snowflake::fill_in, snowflake::record_last_id_at_exit);
 	snowflake::register_wal_rmgr(); // before the startup process replays any WAL
 	// The reservation's renewal worker (reservation.hpp) connects to no database, only to show in
-	// pg_stat_activity with its wait events; the node check (claims.hpp) to snowflake.database. Neither
-	// runs while pg_upgrade drives the server (binary-upgrade mode): nothing is issued then, and a
-	// session in a database would stop pg_upgrade from dropping and restoring it.
+	// pg_stat_activity with its wait events. It registers the node check (claims.hpp), which connects
+	// to snowflake.database, while snowflake.node_check_interval is above 0 (node_check_worker.hpp): a
+	// check turned off takes no max_worker_processes slot. Neither runs while pg_upgrade drives the
+	// server (binary-upgrade mode): nothing is issued then, and a session in a database would stop
+	// pg_upgrade from dropping and restoring it.
 	if (!IsBinaryUpgrade) {
-		snowflake::register_worker("snowflake reservation renewer", "snowflake_renewer_main", 1);
-		snowflake::register_worker("snowflake node check", "snowflake_node_check_main", 10);
+		BackgroundWorker renewer =
+		    snowflake::library_worker("snowflake reservation renewer", "snowflake_renewer_main", 1);
+		RegisterBackgroundWorker(&renewer);
 	}
 	snowflake::install_utility_hook();
 }
 
-// The renewal worker's entry point: the usual signal handling, then the loop (reservation.cpp).
+// The renewal worker's entry point: the usual signal handling, then the loop (reservation.cpp), which
+// also keeps the node check's worker registered as its interval says (node_check_worker.cpp).
 void snowflake_renewer_main(Datum) {
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(nullptr, nullptr, 0); // no database: a row in pg_stat_activity
-	snowflake::renew_reservations();
+	snowflake::renew_reservations(snowflake::keep_node_check);
 }
 
-// The node check's entry point: the usual signal handling, a connection to snowflake.database whose
-// failure is reported (node_check_worker.cpp), then its loop (claims.cpp).
+// The node check's entry point (a dynamic worker the renewal worker registers): the usual signal
+// handling, a connection to snowflake.database whose failure is reported (node_check_worker.cpp), then
+// its loop (claims.cpp).
 void snowflake_node_check_main(Datum) {
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);

@@ -99,7 +99,7 @@ TEST(NodeCheck, AMisspeltDatabaseIsReportedAndNotWaitedFor) {
 	    << server.log();
 	const std::string warning = "WARNING:  snowflake: the node check could not connect to database \"postgress\"";
 	ASSERT_TRUE(server.wait_for_log(warning, 5s)) << server.log();
-	// The postmaster starts it again 10 s later; that attempt fails too, and says nothing new.
+	// The renewal worker starts it again 10 s later; that attempt fails too, and says nothing new.
 	ASSERT_TRUE(wait_until([&] { return occurrences(server.log(), "database \"postgress\" does not exist") >= 2; },
 	                       25s))
 	    << server.log();
