@@ -49,10 +49,11 @@ wal_bytes() {
   sql bench "SELECT pg_wal_lsn_diff('$2', '$1')::bigint"
 }
 
-# snowflake's records between positions $1 and $2, as "count bytes" (pg_waldump's statistics).
+# snowflake's records between positions $1 and $2, as "count bytes" (pg_waldump's statistics, with its
+# parenthesised shares and the record's info bits taken out).
 snowflake_records() {
   as_postgres "$PGB/pg_waldump" -p "${SERVER_DIR[bench]}/data/pg_wal" -s "$1" -e "$2" --stats=record 2>/dev/null |
-    awk '/^custom163/ {n += $3; b += $7} END {printf "%d %d\n", n, b}'
+    awk '/^custom163/ {gsub(/\( *[0-9.]+\)/, ""); n += $2; b += $3} END {printf "%d %d\n", n, b}'
 }
 
 say "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"

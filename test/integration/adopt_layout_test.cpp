@@ -38,6 +38,15 @@ long long issue_into_a_table(Server &server, int n) {
 	return query_int(conn, "SELECT max(id) FROM orders");
 }
 
+// Follows the hint of a refused adoption: restarts server with the latest epoch it names.
+void restart_with_the_named_epoch(Server &server, const std::string &hint) {
+	std::smatch latest;
+	ASSERT_TRUE(std::regex_search(hint, latest, std::regex("Set snowflake.epoch to ([0-9]+) or earlier"))) << hint;
+	server.stop();
+	server.append_conf("snowflake.epoch = '" + latest[1].str() + "'");
+	ASSERT_TRUE(server.start());
+}
+
 // After the adopting restart: the hint's REINDEX, then n more rows; every new ID must be above high.
 void check_ids_after_adopting(Server &server, long long high, int n) {
 	pqxx::connection conn = server.connect();
@@ -72,11 +81,9 @@ TEST(AdoptLayout, AnEpochMovedLaterIsRefusedThenAdoptedWhereNewIdsStayAbove) {
 		hint = error_of(conn, "SELECT snowflake_adopt_layout()");
 		std::cout << "  adopting an epoch 60 s later: " << hint << "\n";
 	}
-	std::smatch latest;
-	ASSERT_TRUE(std::regex_search(hint, latest, std::regex("Set snowflake.epoch to ([0-9]+) or earlier"))) << hint;
-	server.stop();
-	server.append_conf("snowflake.epoch = '" + latest[1].str() + "'");
-	ASSERT_TRUE(server.start());
+	restart_with_the_named_epoch(server, hint);
+	if (::testing::Test::HasFatalFailure())
+		return;
 	{
 		pqxx::connection conn = server.connect();
 		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
@@ -144,10 +151,7 @@ TEST(AdoptLayout, AnOlderFilePutBackBeforeAdoptingStillPutsNewIdsAboveEveryOldOn
 	                                   "snowflake.max_clock_drift = '30s'"});
 	ASSERT_TRUE(server.start());
 	issue_into_a_table(server, 1000);
-	server.stop();
-	const std::string file = server.data_file("snowflake.state");
-	std::filesystem::copy_file(file, file + ".old");
-	ASSERT_TRUE(server.start());
+	const std::string copy = keep_a_copy_of_the_state_file(server);
 	long long high = 0;
 	{
 		pqxx::connection conn = server.connect();
@@ -156,7 +160,7 @@ TEST(AdoptLayout, AnOlderFilePutBackBeforeAdoptingStillPutsNewIdsAboveEveryOldOn
 		high = query_int(conn, "SELECT max(id) FROM orders");
 	}
 	server.stop();
-	std::filesystem::copy_file(file + ".old", file, std::filesystem::copy_options::overwrite_existing);
+	std::filesystem::copy_file(copy, server.data_file("snowflake.state"), std::filesystem::copy_options::overwrite_existing);
 	server.append_conf("snowflake.epoch = '" + std::to_string(kTwitterEpochMs + 60000) + "'");
 	ASSERT_TRUE(server.start());
 	std::string hint;
@@ -164,11 +168,9 @@ TEST(AdoptLayout, AnOlderFilePutBackBeforeAdoptingStillPutsNewIdsAboveEveryOldOn
 		pqxx::connection conn = server.connect();
 		hint = error_of(conn, "SELECT snowflake_adopt_layout()");
 	}
-	std::smatch latest;
-	ASSERT_TRUE(std::regex_search(hint, latest, std::regex("Set snowflake.epoch to ([0-9]+) or earlier"))) << hint;
-	server.stop();
-	server.append_conf("snowflake.epoch = '" + latest[1].str() + "'");
-	ASSERT_TRUE(server.start());
+	restart_with_the_named_epoch(server, hint);
+	if (::testing::Test::HasFatalFailure())
+		return;
 	{
 		pqxx::connection conn = server.connect();
 		exec(conn, {"SELECT snowflake_adopt_layout()"});

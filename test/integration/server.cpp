@@ -239,6 +239,15 @@ std::string Server::single_user(const std::string &statements) const {
 	return read_text(dir_ + "/single.out");
 }
 
+std::string keep_a_copy_of_the_state_file(Server &server) {
+	server.stop();
+	const std::string copy = server.data_file("snowflake.state.old");
+	std::filesystem::copy_file(server.data_file("snowflake.state"), copy, std::filesystem::copy_options::overwrite_existing);
+	if (!server.start())
+		throw std::runtime_error("the server did not start again after its file was copied");
+	return copy;
+}
+
 void reservation_passed_then_checkpoint(pqxx::connection &conn) {
 	if (!wait_until(
 	        [&] {

@@ -125,6 +125,10 @@ std::string sqlstate_of(pqxx::connection &conn, const std::string &query);
 // Polls until check() is true, up to timeout; whether it became true.
 bool wait_until(const std::function<bool()> &check, std::chrono::milliseconds timeout);
 
+// Stops server cleanly, copies its snowflake.state aside (a backup a test later puts back), starts it
+// again, and returns the copy's path; an error if it would not start.
+std::string keep_a_copy_of_the_state_file(Server &server);
+
 // Waits (up to 30 s) until the reservation is behind the clock, then runs CHECKPOINT: crash recovery
 // then replays no reservation (wal.hpp), and only snowflake.state knows the last one.
 void reservation_passed_then_checkpoint(pqxx::connection &conn);

@@ -196,10 +196,7 @@ TEST(WalReservation, ADriftBoundRemovedAfterACrashWithAnOldFileBackRefusesRather
 	                                    "snowflake.max_clock_drift = '1h'"});
 	ASSERT_TRUE(server.start());
 	create_and_issue(server, 10);
-	server.stop();
-	const std::string file = server.data_file("snowflake.state");
-	fs::copy_file(file, file + ".old");
-	ASSERT_TRUE(server.start());
+	const std::string copy = keep_a_copy_of_the_state_file(server);
 	long long high = 0;
 	{
 		pqxx::connection conn = server.connect();
@@ -208,7 +205,7 @@ TEST(WalReservation, ADriftBoundRemovedAfterACrashWithAnOldFileBackRefusesRather
 	}
 	server.stop("immediate");
 	server.append_conf("snowflake.max_clock_drift = '1s'");
-	fs::copy_file(file + ".old", file, fs::copy_options::overwrite_existing);
+	fs::copy_file(copy, server.data_file("snowflake.state"), fs::copy_options::overwrite_existing);
 	ASSERT_TRUE(server.start());
 	pqxx::connection conn = server.connect();
 	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "58000");
