@@ -10,10 +10,11 @@
 # The same load with a sequence (nextval) in the same run is the comparison. Prints, and writes to
 # build/bench/wal.md; asserts nothing about speed. test/bench/wal-results.md keeps full runs.
 # Usage, as root from the checkout: bash test/bench/wal.sh [--quick]
-# --quick: 3 s of load and 5 s idle, so the test command keeps it working; the full run 60 s and 600 s.
+# --quick: 3 s of load and 5 s idle, so the test command keeps it working; the full run 60 s and 600 s
+# (WAL_IDLE_SECONDS=N for another idle span). The idle span's WAL is broken down by resource manager.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/server.sh"
 
-SECONDS_LOAD=60 SECONDS_IDLE=600
+SECONDS_LOAD=60 SECONDS_IDLE=${WAL_IDLE_SECONDS:-600}
 if [ "${1:-}" = --quick ]; then
   SECONDS_LOAD=3 SECONDS_IDLE=5
 fi
@@ -80,4 +81,10 @@ sleep "$SECONDS_IDLE"
 end=$(lsn)
 read -r records record_bytes <<<"$(snowflake_records "$start" "$end")"
 say "idle for $SECONDS_IDLE s after a checkpoint: $(wal_bytes "$start" "$end") bytes of WAL, $records snowflake records"
+if [ "$start" != "$end" ]; then
+  say "what wrote it (pg_waldump --stats, records and bytes by resource manager):"
+  as_postgres "$PGB/pg_waldump" -p "${SERVER_DIR[bench]}/data/pg_wal" -s "$start" -e "$end" --stats 2>/dev/null |
+    awk '/^[A-Za-z]/ && $1 != "Type" {gsub(/\( *[0-9.]+\)/, ""); if ($2 > 0) printf "- %s: %d records, %d bytes\n", $1, $2, $5}' |
+    tee -a "$RESULTS"
+fi
 echo "results: $RESULTS"

@@ -44,6 +44,18 @@ long long new_ids_at_or_below(const Server &server, long long high) {
 	return query_int(conn, "SELECT count(*) FROM items WHERE era = 2 AND id <= " + std::to_string(high));
 }
 
+// Waits (up to 10 s) until standby has replayed everything the primary (on conn) has written so far.
+bool caught_up(pqxx::connection &conn, const Server &standby) {
+	std::string sent;
+	{
+		pqxx::work tx{conn};
+		sent = one_value<std::string>(tx, "SELECT pg_current_wal_lsn()::text");
+	}
+	pqxx::connection on_standby = standby.connect();
+	return wait_until(
+	    [&] { return query_int(on_standby, "SELECT (pg_last_wal_replay_lsn() >= '" + sent + "')::int") == 1; }, 10s);
+}
+
 // Whether server's state says its clock is behind the floor, and (with wal) that the WAL carried that floor.
 bool behind_the_floor(const Server &server, bool wal) {
 	pqxx::connection conn = server.connect();
@@ -225,6 +237,7 @@ TEST(WalReservation, ALaggingStandbyPromotedKnowsTheReservationsThatReachedItAnd
 	Server standby("wal_lag_standby", Server::StandbyOf{primary});
 	ASSERT_TRUE(standby.start());
 	insert_era(conn, 1, 20000);
+	ASSERT_TRUE(caught_up(conn, standby));
 	{
 		pqxx::connection on_standby = standby.connect();
 		pqxx::nontransaction outside{on_standby};
@@ -292,14 +305,7 @@ TEST(WalReservation, AStandbyWithoutThePreloadStopsUntilItIsBack) {
 	Server standby("wal_standby_preload", Server::StandbyOf{primary});
 	ASSERT_TRUE(standby.start());
 	max_of(conn, 20000);
-	std::string sent;
-	{
-		pqxx::work tx{conn};
-		sent = one_value<std::string>(tx, "SELECT pg_current_wal_lsn()::text");
-	}
-	pqxx::connection on_standby = standby.connect();
-	ASSERT_TRUE(wait_until(
-	    [&] { return query_int(on_standby, "SELECT (pg_last_wal_replay_lsn() >= '" + sent + "')::int") == 1; }, 10s));
+	ASSERT_TRUE(caught_up(conn, standby));
 	standby.stop();
 	standby.append_conf("shared_preload_libraries = ''");
 	EXPECT_FALSE(standby.start()) << "the standby replayed snowflake's records without its resource manager";
