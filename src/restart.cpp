@@ -58,6 +58,19 @@ int64_t checkpoint_floor(const ControlFacts &control, const Policy &policy) noex
 	return checkpoint_floor_in(control, policy, policy.layout, epoch_ms);
 }
 
+// The highest tick (of record's epoch and layout) an old ID may have, by what this start knows: the
+// record's reservation, the last the WAL replayed, and, when the file was not the last word at start,
+// pg_control's floor as it was at start (every ID before a clean shutdown lies below it).
+int64_t old_ids_bound(const SharedState &state, const StateRecord &record, const Policy &policy) noexcept {
+	int64_t tick = std::max(record.reserved_tick, state.wal_tick);
+	if (!state.file_trusted && state.start_checkpoint_s >= 0) {
+		ControlFacts control{};
+		control.checkpoint_unix_s = state.start_checkpoint_s;
+		tick = std::max(tick, checkpoint_floor_in(control, policy, record.layout, record.epoch_ms));
+	}
+	return tick;
+}
+
 // Sets the floor of this run: its tick and what it came from.
 void set_floor(SharedState &state, StartFloor from, int64_t tick) noexcept {
 	state.start_floor = from;
@@ -107,6 +120,7 @@ void recover_reservation(SharedState &state) {
 	const Policy policy = current_policy();
 	ControlFacts control{};
 	const bool control_read = read_control(control);
+	state.start_checkpoint_s = control_read ? control.checkpoint_unix_s : -1;
 	StateRecord record{};
 	StateRead read = read_state(record);
 	if (read == StateRead::Loaded && record.system_identifier != 0 &&
@@ -147,6 +161,11 @@ void recover_reservation(SharedState &state) {
 		put_on_record = false;
 		break;
 	case StateRead::Loaded:
+		// After a clean shutdown the file should be the postmaster's last word, carrying that shutdown's
+		// mark. One that does not (a copy put back, a file of 0.4.0 or older) may be older than IDs
+		// issued since: the floor is then also pg_control's. After a crash the file, renewed ahead of
+		// every ID, is the only record of the IDs since the latest checkpoint (with the WAL's).
+		state.file_trusted = !(control_read && control.clean_shutdown && record.exit_mark != control.checkpoint_mark);
 		if (record.epoch_ms != epoch_ms || record.layout != layout_setting.layout) {
 			state.blocked = Blocked::LayoutChanged;
 			state.recorded_epoch_ms = record.epoch_ms;
@@ -162,12 +181,7 @@ void recover_reservation(SharedState &state) {
 			break;
 		}
 		set_floor(state, StartFloor::Reservation, record.reserved_tick);
-		// After a clean shutdown the file should be the postmaster's last word, carrying that shutdown's
-		// mark. One that does not (a copy put back, a file of 0.4.0 or older) may be older than IDs
-		// issued since: the floor is then also pg_control's. After a crash the file, renewed ahead of
-		// every ID, is the only record of the IDs since the latest checkpoint.
-		if (control_read && control.clean_shutdown && record.exit_mark != control.checkpoint_mark &&
-		    checkpoint_floor(control, policy) > record.reserved_tick)
+		if (!state.file_trusted && checkpoint_floor(control, policy) > record.reserved_tick)
 			set_floor(state, StartFloor::CheckpointAboveReservation, checkpoint_floor(control, policy));
 		state.timeline = record.timeline;
 		pg_atomic_write_u64(&state.write_latency_us, static_cast<uint64>(record.write_latency_us));
@@ -264,8 +278,23 @@ void check_not_blocked(const SharedState &state) {
 
 void record_last_id_at_exit(SharedState &state, int exit_code) {
 	// After a crash, shared memory is suspect and the reservation on disk covers every ID anyway. A
-	// blocked state is not ours to overwrite, and pg_upgrade's start has nothing to say.
+	// blocked state is not ours to overwrite, and pg_upgrade's start has nothing to say: but a server
+	// that refused for a changed epoch or layout issued nothing, so the bound snowflake_adopt_layout()
+	// judges by (the file, or the file snowflake_adopt_layout() wrote, raised to what this start knew)
+	// is written with this clean shutdown's mark: the next start trusts it, and a hint given in this
+	// run still holds in the next.
 	ControlFacts control{};
+	if (exit_code == 0 && state.blocked == Blocked::LayoutChanged && !IsBinaryUpgrade && read_control(control) &&
+	    control.clean_shutdown) {
+		StateRecord record{};
+		if (read_state(record) == StateRead::Loaded && record.system_identifier == state.system_identifier) {
+			if (record.epoch_ms == state.recorded_epoch_ms && record.layout == state.recorded_layout)
+				record.reserved_tick = old_ids_bound(state, record, current_policy());
+			record.exit_mark = control.checkpoint_mark;
+			(void)write_state(record, LOG);
+		}
+		return;
+	}
 	if (exit_code != 0 || state.blocked != Blocked::No || IsBinaryUpgrade || !read_control(control) ||
 	    !control.clean_shutdown)
 		return;
@@ -306,10 +335,7 @@ int64_t adopt_layout() {
 	// the file is not the last word of the latest clean shutdown (a copy put back, a crash), pg_control's
 	// floor: all in ticks of the old layout. New IDs must be larger than the largest that allows: their
 	// time above its top bits.
-	ControlFacts control{};
-	int64_t old_tick = std::max(record.reserved_tick, state.wal_tick);
-	if (!read_control(control) || !control.clean_shutdown || record.exit_mark != control.checkpoint_mark)
-		old_tick = std::max(old_tick, checkpoint_floor_in(control, policy, record.layout, record.epoch_ms));
+	const int64_t old_tick = old_ids_bound(state, record, policy);
 	const int64_t floor_tick = record.layout.last_id_of(old_tick) >> layout.time_shift();
 	const int64_t now_ms = generator_clock_us(state) / 1000;
 	const int64_t reach = policy.floor_reach_ticks(); // how far ahead a start waits a floor out

@@ -27,6 +27,8 @@ void initialise(SharedState &state) {
 	state.recorded_epoch_ms = epoch_ms;
 	state.recorded_layout = layout_setting.layout;
 	state.foreign_file = 0;
+	state.file_trusted = 0;
+	state.start_checkpoint_s = -1;
 	state.start_floor = StartFloor::None;
 	state.start_floor_tick = -1;
 	state.floor_from = StartFloor::None;

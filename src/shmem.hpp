@@ -159,6 +159,10 @@ struct SharedState {
 	int64_t recorded_epoch_ms;    // once: the state file's epoch (Blocked::LayoutChanged; else the setting)
 	Layout recorded_layout;       // once: the state file's layout (Blocked::LayoutChanged; else the setting)
 	int32_t foreign_file;         // once: 1 when snowflake.state was another cluster's at start
+	int32_t file_trusted;         // once: 1 when the file this
+	                              // start read is the last word on the reservation (not a file without the
+	                              // mark of the clean shutdown pg_control records)
+	int64_t start_checkpoint_s;   // once: the time of pg_control's latest checkpoint at start, Unix s (-1: unread)
 	StartFloor start_floor;       // once: what the floor of this run came from at start
 	int64_t start_floor_tick;     // once: that floor (-1: none)
 	StartFloor floor_from;        // lock: what the generator's floor came from (start_floor, or a later one)
