@@ -77,6 +77,16 @@ void set_floor(SharedState &state, StartFloor from, int64_t tick) noexcept {
 	state.start_floor_tick = tick;
 }
 
+extern "C" {
+// Ends an adoption's claim on the writer's role: after its write, and when the write raises an ERROR
+// or its process exits mid-write, so that the claim never outlives it.
+static void end_adoption_write(int, Datum arg) {
+	SharedState &state = *reinterpret_cast<SharedState *>(DatumGetPointer(arg));
+	pg_atomic_write_u32(&state.writing, 0);
+	ConditionVariableBroadcast(&state.reserved_cv);
+}
+}
+
 } // namespace
 
 const char *floor_origin(StartFloor floor) noexcept {
@@ -364,18 +374,14 @@ int64_t adopt_layout() {
 	}
 	pg_atomic_write_u32(&state.writing, 1);
 	LWLockRelease(state.lock);
-	int failed_errno = 0;
-	if (const int64_t delay_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.write_delay_ms)); delay_ms > 0)
-		pg_usleep(delay_ms * 1000); // a slow disk, as a test injects it (snowflake_inject_write_delay())
-	const bool written = write_state(record_for(state, std::max<int64_t>(floor_tick, 0), record.timeline), WARNING,
-	                                 &failed_errno);
-	pg_atomic_write_u32(&state.writing, 0);
-	ConditionVariableBroadcast(&state.reserved_cv);
-	if (!written) {
-		errno = failed_errno;
-		ereport(ERROR, (errcode_for_file_access(), errmsg("could not put the new epoch and layout on record in \"%s\": %m",
-		                                                   kStateFile)));
+	PG_ENSURE_ERROR_CLEANUP(end_adoption_write, PointerGetDatum(&state));
+	{
+		if (const int64_t delay_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.write_delay_ms)); delay_ms > 0)
+			pg_usleep(delay_ms * 1000); // a slow disk, as a test injects it (snowflake_inject_write_delay())
+		(void)write_state(record_for(state, std::max<int64_t>(floor_tick, 0), record.timeline), ERROR);
 	}
+	PG_END_ENSURE_ERROR_CLEANUP(end_adoption_write, PointerGetDatum(&state));
+	end_adoption_write(0, PointerGetDatum(&state));
 	const int64_t start_ms = layout.unix_ms_of(floor_tick + 1, epoch_ms);
 	char spec[64];
 	format_layout(layout, spec);

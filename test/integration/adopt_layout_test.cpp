@@ -206,7 +206,14 @@ TEST(AdoptLayout, ASlowAdoptionWriteHoldsUpNoOtherCall) {
 	                           "AND state = 'active'"),
 	          1)
 	    << "the adoption's write was over before the other call: nothing was shown";
+	// A second adoption meanwhile is refused, and its HINT followed as written (wait, then restart)
+	// gives a server that issues IDs.
+	EXPECT_EQ(sqlstate_of(other, "SELECT snowflake_adopt_layout()"), "55006");
 	EXPECT_EQ(adoption.get(), "");
+	server.stop();
+	ASSERT_TRUE(server.start());
+	pqxx::connection after = server.connect();
+	EXPECT_EQ(sqlstate_of(after, "SELECT snowflake_nextval()"), "");
 }
 
 } // namespace
