@@ -35,3 +35,20 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f');
 CREATE SCHEMA elsewhere;
 ALTER EXTENSION snowflake SET SCHEMA elsewhere;
 DROP SCHEMA elsewhere;
+
+-- The epoch and layout on record in this database are the server's; only a superuser rewrites them,
+-- and with nothing changed there is nothing to adopt.
+SELECT epoch_ms = current_setting('snowflake.epoch')::bigint AS epoch_on_record,
+       (SELECT layout_spec FROM snowflake_stats()) = layout || ',epoch=' || epoch_ms AS layout_on_record
+FROM snowflake_layout_on_record();
+SELECT snowflake_record_layout();
+CREATE ROLE snowflake_recorder;
+GRANT EXECUTE ON FUNCTION snowflake_record_layout() TO snowflake_recorder;
+SET ROLE snowflake_recorder;
+SELECT snowflake_record_layout();
+\echo :SQLSTATE
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION snowflake_record_layout() FROM snowflake_recorder;
+DROP ROLE snowflake_recorder;
+SELECT snowflake_adopt_layout();
+\echo :SQLSTATE

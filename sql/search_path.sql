@@ -43,6 +43,7 @@ SET snowflake.mask_keys = 'A:2b7e151628aed2a6abf7158809cf4f3c';
 SELECT ext.snowflake_unmask(ext.snowflake_mask(42)) AS unmasked,
        ext.snowflake_unmask_text(ext.snowflake_mask_text(42)) AS unmasked_text;
 RESET snowflake.mask_keys;
+SELECT epoch_ms IS NOT NULL AND layout IS NOT NULL AS layout_on_record FROM ext.snowflake_layout_on_record();
 SELECT p.oid::regprocedure AS not_called
 FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
 WHERE d.refclassid = 'pg_extension'::regclass AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e'

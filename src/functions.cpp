@@ -8,6 +8,7 @@
 #include "encoding.hpp"
 #include "faults.hpp"
 #include "issuing.hpp"
+#include "layout_record.hpp"
 #include "reservation.hpp"
 #include "restart.hpp"
 #include "stats.hpp"
@@ -149,6 +150,7 @@ PG_FUNCTION_INFO_V1(snowflake_node_status);
 PG_FUNCTION_INFO_V1(snowflake_reservation);
 PG_FUNCTION_INFO_V1(snowflake_state);
 PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
+PG_FUNCTION_INFO_V1(snowflake_record_layout);
 PG_FUNCTION_INFO_V1(snowflake_inject_write_delay);
 PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
@@ -290,6 +292,16 @@ Datum snowflake_state(PG_FUNCTION_ARGS) {
 	                   TimestampTzGetDatum(unix_ms_to_timestamptz(snap.resumes_unix_ms))};
 	bool nulls[4] = {false, false, detail == nullptr, snap.resumes_unix_ms < 0};
 	PG_RETURN_DATUM(result_tuple(fcinfo, values, nulls));
+}
+
+// snowflake_record_layout() → void: this database's record says the epoch and layout this server's
+// IDs are on record with; nothing without preloading.
+Datum snowflake_record_layout(PG_FUNCTION_ARGS) {
+	int64_t epoch = 0;
+	snowflake::Layout layout{};
+	if (snowflake::layout_in_effect(epoch, layout))
+		snowflake::put_layout_on_record(epoch, layout);
+	PG_RETURN_VOID();
 }
 
 // snowflake_adopt_layout() → timestamptz: puts the epoch and layout in effect on record, with new IDs

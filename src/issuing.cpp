@@ -5,6 +5,7 @@
 #include "issuing.hpp"
 
 #include "claims.hpp"
+#include "layout_record.hpp"
 #include "node.hpp"
 #include "reservation.hpp"
 #include "restart.hpp"
@@ -134,6 +135,10 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count, Reserva
 	for (;;) {
 		CHECK_FOR_INTERRUPTS(); // no lock held: a cancel ends a call that keeps finding the reservation spent
 		LWLockAcquire(state.lock, LW_EXCLUSIVE);
+		if (unlikely(state.blocked != Blocked::No)) { // a database's record blocked it since the call began
+			LWLockRelease(state.lock);
+			check_not_blocked(state);
+		}
 		policy.lead_ms = reservation_lead_ms(static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us)));
 		const int32_t node = node_in_effect(state);
 		const int64_t clock_us = generator_clock_us(state);
@@ -167,6 +172,8 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 		                 "of its own.")));
 	}
 	check_not_blocked(state);
+	if (layout_check_due(state))
+		confirm_layout_on_record(state);
 	await_first_node_check(state); // the first calls after a start: a conflict found at once costs no ID
 	int64_t give_up_at = -1;
 	ReservationWait wait; // one bound on waiting for reservations for the whole call, clock waits or not
@@ -258,6 +265,8 @@ int64_t resume_unix_ms(const GeneratorState &generator, const Step &step, const 
 int64_t next_id() {
 	SharedState &state = preloaded();
 	const Policy policy = current_policy();
+	if (layout_check_due(state)) // after a start without a state file (layout_record.hpp)
+		return next_ids_slowly(state, 1);
 	// The common case under the lock, and nothing else: once this server has issued an ID (so it
 	// is not a standby, not blocked, and has settled its timeline), one more in the same or a
 	// later millisecond needs no Step, no logging and no reservation.

@@ -58,9 +58,16 @@ int64_t checkpoint_floor(const ControlFacts &control, const Policy &policy) noex
 	return checkpoint_floor_in(control, policy, policy.layout, epoch_ms);
 }
 
-// The highest tick (of record's epoch and layout) an old ID may have, by what this start knows: the
-// record's reservation, the last the WAL replayed, and, when the file was not the last word at start,
-// pg_control's floor as it was at start (every ID before a clean shutdown lies below it).
+
+// Sets the floor of this run: its tick and what it came from.
+void set_floor(SharedState &state, StartFloor from, int64_t tick) noexcept {
+	state.start_floor = from;
+	state.start_floor_tick = tick;
+}
+
+} // namespace
+
+// The bound of the old IDs: the file's, the WAL's, and pg_control's at start for a file not trusted.
 int64_t old_ids_bound(const SharedState &state, const StateRecord &record, const Policy &policy) noexcept {
 	int64_t tick = std::max(record.reserved_tick, state.wal_tick);
 	if (!state.file_trusted && state.start_checkpoint_s >= 0) {
@@ -71,23 +78,11 @@ int64_t old_ids_bound(const SharedState &state, const StateRecord &record, const
 	return tick;
 }
 
-// Sets the floor of this run: its tick and what it came from.
-void set_floor(SharedState &state, StartFloor from, int64_t tick) noexcept {
-	state.start_floor = from;
-	state.start_floor_tick = tick;
-}
-
-extern "C" {
-// Ends an adoption's claim on the writer's role: after its write, and when the write raises an ERROR
-// or its process exits mid-write, so that the claim never outlives it.
-static void end_adoption_write(int, Datum arg) {
+void end_adoption_write(int, Datum arg) {
 	SharedState &state = *reinterpret_cast<SharedState *>(DatumGetPointer(arg));
 	pg_atomic_write_u32(&state.writing, 0);
 	ConditionVariableBroadcast(&state.reserved_cv);
 }
-}
-
-} // namespace
 
 const char *floor_origin(StartFloor floor) noexcept {
 	switch (floor) {
@@ -160,6 +155,9 @@ void recover_reservation(SharedState &state) {
 		if (!control.objects_created)
 			break;
 		set_floor(state, StartFloor::LastCheckpoint, checkpoint_floor(control, policy));
+		// pg_upgrade's new data directory, or a file removed: the layout IDs were issued with is on
+		// record in the databases only (layout_record.hpp).
+		pg_atomic_write_u32(&state.layout_unconfirmed, IsBinaryUpgrade ? 0 : 1);
 		break;
 	case StateRead::Corrupt:
 		state.blocked = Blocked::StateDamaged;
@@ -318,79 +316,6 @@ void record_last_id_at_exit(SharedState &state, int exit_code) {
 	StateRecord record = record_for(state, tick, state.timeline);
 	record.exit_mark = control.checkpoint_mark;
 	(void)write_state(record, LOG);
-}
-
-int64_t adopt_layout() {
-	SharedState &state = preloaded();
-	if (!superuser())
-		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-		                errmsg("only a superuser may adopt a new snowflake epoch or layout")));
-	const Policy policy = policy_now(state);
-	const Layout &layout = policy.layout;
-	LWLockAcquire(state.lock, LW_EXCLUSIVE); // the checks and the floor under the lock (released by the ERRORs too)
-	StateRecord record{};
-	if (state.blocked != Blocked::LayoutChanged || read_state(record) != StateRead::Loaded)
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("there is no new snowflake epoch or layout to adopt"),
-		                errdetail("snowflake_adopt_layout() is for a server that refuses IDs because snowflake.epoch or "
-		                          "snowflake.layout differs from the one in \"%s\".",
-		                          kStateFile)));
-	if (record.epoch_ms == epoch_ms && record.layout == layout) { // adopted already: the restart is left
-		LWLockRelease(state.lock);
-		ereport(NOTICE, (errmsg("snowflake.epoch and snowflake.layout are on record already"),
-		                 errhint("Restart the server to issue IDs with them.")));
-		return layout.unix_ms_of(record.reserved_tick + 1, epoch_ms);
-	}
-	// The old IDs reach at most the file's reservation, the last one the WAL replayed here, and, when
-	// the file is not the last word of the latest clean shutdown (a copy put back, a crash), pg_control's
-	// floor: all in ticks of the old layout. New IDs must be larger than the largest that allows: their
-	// time above its top bits.
-	const int64_t old_tick = old_ids_bound(state, record, policy);
-	const int64_t floor_tick = record.layout.last_id_of(old_tick) >> layout.time_shift();
-	const int64_t now_ms = generator_clock_us(state) / 1000;
-	const int64_t reach = policy.floor_reach_ticks(); // how far ahead a start waits a floor out
-	if (floor_tick >= layout.max_time() || floor_tick - layout.tick_of(now_ms, epoch_ms) > reach) {
-		// The latest epoch that puts that floor within reach now, if any suits the layout.
-		const int64_t latest = now_ms - (floor_tick - reach) * layout.unit_ms;
-		const bool any = floor_tick < layout.max_time() && epoch_problem(layout, latest, now_ms) == nullptr;
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("with snowflake.epoch %lld and this layout, new IDs would be smaller than IDs already issued",
-		                static_cast<long long>(epoch_ms)),
-		         errdetail("Every new ID must be larger than %lld, the largest the reservation on record allows.",
-		                   static_cast<long long>(record.layout.last_id_of(old_tick))),
-		         any ? errhint("Set snowflake.epoch to %lld or earlier, restart, and adopt that; or set it back to %lld.",
-		                       static_cast<long long>(latest), static_cast<long long>(record.epoch_ms))
-		             : errhint("No epoch makes this layout's IDs larger: set snowflake.epoch and snowflake.layout back "
-		                       "to %lld and the layout on record, or start a new data directory with the new layout.",
-		                       static_cast<long long>(record.epoch_ms))));
-	}
-	// The write without the lock, so that no call waits on it (a call on this blocked server fails at
-	// once anyway): the writer's claim keeps a second adoption out.
-	if (pg_atomic_read_u32(&state.writing) != 0) {
-		LWLockRelease(state.lock);
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE), errmsg("another snowflake_adopt_layout() is writing"),
-		                errhint("Wait for it to end, then restart the server.")));
-	}
-	pg_atomic_write_u32(&state.writing, 1);
-	LWLockRelease(state.lock);
-	PG_ENSURE_ERROR_CLEANUP(end_adoption_write, PointerGetDatum(&state));
-	{
-		if (const int64_t delay_ms = static_cast<int64_t>(pg_atomic_read_u64(&state.write_delay_ms)); delay_ms > 0)
-			pg_usleep(delay_ms * 1000); // a slow disk, as a test injects it (snowflake_inject_write_delay())
-		(void)write_state(record_for(state, std::max<int64_t>(floor_tick, 0), record.timeline), ERROR);
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(end_adoption_write, PointerGetDatum(&state));
-	end_adoption_write(0, PointerGetDatum(&state));
-	const int64_t start_ms = layout.unix_ms_of(floor_tick + 1, epoch_ms);
-	char spec[64];
-	format_layout(layout, spec);
-	ereport(WARNING, (errmsg("snowflake: \"%s\" now records snowflake.epoch %lld and layout %s, with IDs above %s",
-	                         kStateFile, static_cast<long long>(epoch_ms), spec,
-	                         timestamptz_to_str(unix_ms_to_timestamptz(start_ms))),
-	                  errhint("Restart the server to issue IDs, then REINDEX every index that uses "
-	                          "snowflake_timestamp() or snowflake_parse().")));
-	return start_ms;
 }
 
 LayoutSpec decoding_layout() {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "shmem.hpp"
+#include "state_file.hpp"
 
 namespace snowflake {
 
@@ -29,13 +30,15 @@ Readiness blocked_readiness(const SharedState &state) noexcept;
 // Raises the ERROR of a generator that its start found unable to run (Blocked), if it is.
 void check_not_blocked(const SharedState &state);
 
-// Puts the epoch and layout in effect on record in place of the ones snowflake.state holds (a server
-// that refuses with 'epoch changed' or 'layout changed'), with a reservation above every ID issued
-// under the old ones, so that after a restart every new ID is larger than every old one. Returns the
-// Unix ms new IDs start above. ERROR for a non-superuser (42501), when there is nothing to adopt, and
-// when new IDs would be smaller than old ones for longer than a call may wait (55000, with the latest
-// epoch that works).
-int64_t adopt_layout();
+// The highest tick (of record's epoch and layout) an old ID may have, by what this start knows: the
+// record's reservation, the last the WAL replayed, and, when the file was not the last word at start,
+// pg_control's floor as it was at start (every ID before a clean shutdown lies below it).
+int64_t old_ids_bound(const SharedState &state, const StateRecord &record, const Policy &policy) noexcept;
+
+// Ends a claim on the writer's role taken to write the state file outside a reservation (an adoption,
+// a layout on record blocking the generator): after the write, and as an error cleanup when the write
+// raises an ERROR or its process exits mid-write, so that the claim never outlives it.
+extern "C" void end_adoption_write(int, Datum arg);
 
 // The layout and epoch to decode with; ERROR when this server's IDs would decode differently than
 // when they were issued, or when none can be trusted (a custom one without preloading).

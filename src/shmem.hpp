@@ -13,8 +13,8 @@
 //   restart) and initialises it only when ShmemInitStruct reports it new,
 //   before any backend or worker exists. After that these never change and
 //   are read without a lock: `lock`, `system_identifier`, `blocked` (but see
-//   redo, below),
-//   `state_errno`, `foreign_file`, `recorded_epoch_ms`, `recorded_layout`,
+//   redo and a database's record, below),
+//   `state_errno`, `foreign_file`, `recorded_epoch_ms`, `recorded_layout` (the same),
 //   `start_floor`, `start_floor_tick` and `created_us`.
 // - The generator's LWLock (`lock`, the single lock of the named tranche
 //   "snowflake"): `generator`, `floor_from`, `wal_tick`, `timeline` and `timeline_checked` are read and
@@ -68,6 +68,13 @@
 //   `floor_from`, `wal_tick` and `timeline`, and lowers `blocked` from
 //   StateLost to No (the WAL knows what the lost file held); a reader without
 //   the lock may see `blocked` a moment stale, never a call that issues.
+// - A database's record of the layout (layout_record.hpp): while
+//   `layout_unconfirmed` is 1 (stored at start, cleared by the call that
+//   confirms), a call whose database records another epoch or layout sets
+//   `blocked` to LayoutChanged and `recorded_*` with `lock` held, only while
+//   the generator has issued and reserved nothing this run. So every step
+//   under the lock that could issue first sees them (locked_step() checks
+//   `blocked` there), and a reader without the lock a moment stale.
 // - At a clean shutdown the postmaster (every backend and the worker gone)
 //   reads the generator without the lock and writes the exact last ID to the
 //   state file. After a crash it writes nothing: shared memory is suspect, and
@@ -206,6 +213,8 @@ struct SharedState {
 	pg_atomic_uint32 check_registered; // atomic: 1 from the renewal worker's registration of the node check's
 	                                   // worker until that worker's exit (or its failure to start)
 	pg_atomic_uint64 check_retry_at_us; // atomic: no new node check worker before this, on the monotonic clock
+	pg_atomic_uint32 layout_unconfirmed; // atomic: 1 from a start without a state file of this cluster's until a
+	                                     // call compared its database's record of the layout (layout_record.hpp)
 };
 static_assert(std::is_trivially_copyable_v<SharedState> && std::is_standard_layout_v<SharedState>,
               "shared memory holds plain data only");

@@ -12,6 +12,10 @@
 -- @new snowflake_mask_text(bigint)
 -- @new snowflake_unmask_text(text)
 
+-- The epoch and layout on record in this database (issue 33, item 6), which pg_upgrade carries along.
+-- @new snowflake_layout_on_record()
+-- @new snowflake_record_layout()
+
 -- The node check's claims (issue 34, item 10): no role but their owner writes them, whatever default privileges granted at install; users' SELECT and USAGE grants stay theirs.
 DO $repair$
 DECLARE

@@ -1,8 +1,9 @@
 // Integration tests of a change of snowflake.epoch or snowflake.layout on a
 // server that has issued IDs: the start refuses, and its HINT is followed as
-// written, through snowflake_adopt_layout() (restart.hpp). 0.4.0's hint said to
+// written, through snowflake_adopt_layout() (layout_record.hpp). 0.4.0's hint said to
 // remove snowflake.state; with an epoch 60 s later that gave IDs below the
-// ones issued before. Now every ID after the change is above every ID before.
+// ones issued before. Now every ID after the change is above every ID before,
+// after pg_upgrade into a new epoch too (the epoch on record in the catalog).
 #include "generator.hpp"
 #include "server.hpp"
 
@@ -60,6 +61,12 @@ void check_ids_after_adopting(Server &server, long long high, int n) {
 	EXPECT_EQ(query_int(conn, "SELECT count(*) FROM orders WHERE snowflake_timestamp(id) >= (SELECT "
 	                          "min(snowflake_timestamp(id)) FROM orders)"),
 	          2 * n);
+}
+
+// Whether the database of conn has the epoch in effect on record (snowflake_layout_on_record()).
+bool records_the_epoch_in_effect(pqxx::connection &conn) {
+	return query_int(conn, "SELECT (epoch_ms = current_setting('snowflake.epoch')::bigint)::int "
+	                       "FROM snowflake_layout_on_record()") == 1;
 }
 
 TEST(AdoptLayout, AnEpochMovedLaterIsRefusedThenAdoptedWhereNewIdsStayAbove) {
@@ -214,6 +221,101 @@ TEST(AdoptLayout, ASlowAdoptionWriteHoldsUpNoOtherCall) {
 	ASSERT_TRUE(server.start());
 	pqxx::connection after = server.connect();
 	EXPECT_EQ(sqlstate_of(after, "SELECT snowflake_nextval()"), "");
+}
+
+TEST(AdoptLayout, PgUpgradeIntoALaterEpochIsRefusedThenAdoptedWhereNewIdsStayAbove) {
+	// snowflake.state and the WAL stay behind in pg_upgrade. 0.5.0 took the new cluster's epoch, 300 s
+	// later, with no refusal: every new ID was below the old ones, and every old one decoded 300 s
+	// later. The epoch on record in the catalog goes along, and the first call compares it.
+	const std::string later = std::to_string(kTwitterEpochMs + 300000);
+	Server old_cluster("upgrade_epoch_old", {kPreload, "snowflake.node = 26"});
+	Server new_cluster("upgrade_epoch_new", {kPreload, "snowflake.node = 26", "snowflake.epoch = '" + later + "'"});
+	ASSERT_TRUE(old_cluster.start());
+	const long long high = issue_into_a_table(old_cluster, 20000);
+	{
+		pqxx::connection conn = old_cluster.connect();
+		pqxx::nontransaction outside{conn}; // CREATE DATABASE: no transaction block
+		outside.exec("CREATE DATABASE app");
+	}
+	{
+		pqxx::connection app(old_cluster.conninfo() + " dbname=app");
+		exec(app, {"CREATE EXTENSION snowflake"});
+	}
+	old_cluster.stop();
+	pg_upgrade(old_cluster, new_cluster);
+	ASSERT_TRUE(new_cluster.start());
+	{
+		pqxx::connection conn = new_cluster.connect();
+		EXPECT_EQ(query_int(conn, "SELECT epoch_ms FROM snowflake_layout_on_record()"), kTwitterEpochMs);
+		const std::string refused = error_of(conn, "SELECT snowflake_nextval()");
+		EXPECT_NE(refused.find("snowflake.epoch changed from " + std::to_string(kTwitterEpochMs) + " to " + later),
+		          std::string::npos)
+		    << refused;
+		EXPECT_EQ(query_int(conn, "SELECT (state = 'epoch changed')::int FROM snowflake_state()"), 1);
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_timestamp(1)"), "55000"); // decoding refuses too
+	}
+	EXPECT_TRUE(new_cluster.wait_for_log("database \"postgres\" records that its IDs were issued with snowflake.epoch", 1s));
+	// The refusal outlasts a restart, and its HINT is followed as written: the later epoch is refused
+	// with the latest that works, which is adopted.
+	new_cluster.stop();
+	ASSERT_TRUE(new_cluster.start());
+	std::string hint;
+	{
+		pqxx::connection conn = new_cluster.connect();
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "55000");
+		hint = error_of(conn, "SELECT snowflake_adopt_layout()");
+	}
+	restart_with_the_named_epoch(new_cluster, hint);
+	if (::testing::Test::HasFatalFailure())
+		return;
+	{
+		pqxx::connection conn = new_cluster.connect();
+		EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_adopt_layout()"), "");
+		// The WARNING's hint: the same in every other database, which puts the epoch on record there.
+		pqxx::connection app(new_cluster.conninfo() + " dbname=app");
+		EXPECT_EQ(sqlstate_of(app, "SELECT snowflake_adopt_layout()"), "");
+		EXPECT_TRUE(records_the_epoch_in_effect(app));
+	}
+	new_cluster.stop();
+	ASSERT_TRUE(new_cluster.start());
+	check_ids_after_adopting(new_cluster, high, 20000);
+	pqxx::connection conn = new_cluster.connect();
+	EXPECT_TRUE(records_the_epoch_in_effect(conn));
+}
+
+TEST(AdoptLayout, AfterPgUpgradeADatabaseWithARecordIsToldWhenOneWithoutIssuedFirst) {
+	// A database without a record (one still at 0.5.0: here its record emptied) confirms the settings
+	// for the server; a later first call in a database whose record differs then fails with 55000, and
+	// its HINT (the record is stale: adopt here) is followed.
+	Server old_cluster("upgrade_mixed_old", {kPreload, "snowflake.node = 27"});
+	Server new_cluster("upgrade_mixed_new", {kPreload, "snowflake.node = 27",
+	                                         "snowflake.epoch = '" + std::to_string(kTwitterEpochMs - 86400000) + "'"});
+	ASSERT_TRUE(old_cluster.start());
+	const long long high = issue_into_a_table(old_cluster, 1000);
+	{
+		pqxx::connection conn = old_cluster.connect();
+		pqxx::nontransaction outside{conn};
+		outside.exec("CREATE DATABASE legacy");
+	}
+	{
+		pqxx::connection legacy(old_cluster.conninfo() + " dbname=legacy");
+		exec(legacy, {"CREATE EXTENSION snowflake",
+		              "CREATE OR REPLACE FUNCTION snowflake_layout_on_record(OUT epoch_ms bigint, OUT layout text) "
+		              "LANGUAGE sql IMMUTABLE AS $$SELECT NULL::bigint, NULL::text$$"});
+	}
+	old_cluster.stop();
+	pg_upgrade(old_cluster, new_cluster);
+	ASSERT_TRUE(new_cluster.start());
+	pqxx::connection legacy(new_cluster.conninfo() + " dbname=legacy");
+	EXPECT_EQ(sqlstate_of(legacy, "SELECT snowflake_nextval()"), "");
+	pqxx::connection conn = new_cluster.connect();
+	const std::string refused = error_of(conn, "SELECT snowflake_nextval()");
+	EXPECT_NE(refused.find("run SELECT snowflake_adopt_layout() here to put them on record"), std::string::npos)
+	    << refused;
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_adopt_layout()"), "");
+	EXPECT_TRUE(records_the_epoch_in_effect(conn));
+	exec(conn, {"INSERT INTO orders (n) SELECT g FROM generate_series(1, 1000) AS g"});
+	EXPECT_EQ(query_int(conn, "SELECT count(*) FROM orders WHERE id > " + std::to_string(high)), 1000);
 }
 
 } // namespace

@@ -162,14 +162,7 @@ TEST(Floors, PgUpgradeStartsAboveTheOldClustersIds) {
 		high = query_int(conn, "SELECT max(id) FROM orders");
 	}
 	old_cluster.stop();
-	const fs::path old_data = fs::path(old_cluster.data_file("."));
-	const fs::path new_data = fs::path(new_cluster.data_file("."));
-	const std::string work = new_cluster.socket_dir() + "/pg_upgrade";
-	ASSERT_EQ(run("mkdir -p " + work + " && cd " + work + " && " + pg_bin() + "/pg_upgrade -b " + pg_bin() + " -B " +
-	              pg_bin() + " -d " + old_data.string() + " -D " + new_data.string() + " -s " + work +
-	              " -p 50491 -P 50492 >" + work + "/pg_upgrade.log 2>&1"),
-	          0)
-	    << "pg_upgrade failed: see " << work << "/pg_upgrade.log";
+	pg_upgrade(old_cluster, new_cluster);
 	ASSERT_TRUE(new_cluster.start());
 	EXPECT_TRUE(new_cluster.wait_for_log("from pg_control's latest checkpoint", 5s));
 	pqxx::connection conn = new_cluster.connect();

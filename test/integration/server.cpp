@@ -278,4 +278,13 @@ int occurrences(const std::string &haystack, const std::string &text) {
 	return n;
 }
 
+void pg_upgrade(const Server &from, const Server &to) {
+	const std::string work = to.socket_dir() + "/pg_upgrade";
+	const std::string command = "mkdir -p " + work + " && cd " + work + " && " + pg_bin() + "/pg_upgrade -b " +
+	                            pg_bin() + " -B " + pg_bin() + " -d " + from.data_file(".") + " -D " +
+	                            to.data_file(".") + " -s " + work + " -p 26596 -P 26597 >" + work + "/pg_upgrade.log 2>&1";
+	if (run(command) != 0)
+		throw std::runtime_error("pg_upgrade failed: see " + work + "/pg_upgrade.log");
+}
+
 } // namespace snowflake::test

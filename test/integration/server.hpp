@@ -137,6 +137,10 @@ void reservation_passed_then_checkpoint(pqxx::connection &conn);
 // borrows over it; then the smallest of n new IDs on conn (an error if the server did not take it).
 long long lowest_after_raising_the_bound(const Server &server, pqxx::connection &conn, int n);
 
+// Runs pg_upgrade from the stopped server from into the new, never started server to (its ports'
+// sockets in a directory of to's own); an error naming the log when it fails.
+void pg_upgrade(const Server &from, const Server &to);
+
 // How often text occurs in haystack (a server log, say).
 int occurrences(const std::string &haystack, const std::string &text);
 
