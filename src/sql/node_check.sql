@@ -98,27 +98,6 @@ DECLARE
 BEGIN
   SELECT snowflake_claim_node.system_identifier AS sid, snowflake_claim_node.timeline AS tli,
          snowflake_claim_node.server AS name, snowflake_claim_node.started AS started INTO me;
-  SELECT c.node, c.server, c.started_at INTO prior
-  FROM snowflake_node_check.claims c WHERE c.system_identifier = me.sid AND c.timeline = me.tli;
-  IF prior.node IS DISTINCT FROM snowflake_claim_node.node OR prior.server IS DISTINCT FROM me.name OR renew > 0 THEN
-    since := CASE WHEN prior.node = snowflake_claim_node.node THEN prior.started_at END;
-    IF since IS NULL THEN
-      SELECT min(c.started_at) INTO since FROM snowflake_node_check.claims c
-      WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
-        AND ((c.system_identifier = me.sid AND c.timeline < me.tli) OR (c.server = me.name AND c.heartbeat < me.started));
-    END IF;
-    IF since IS NULL THEN
-      SELECT greatest(now(), max(c.started_at) + interval '1 millisecond') INTO since FROM snowflake_node_check.claims c
-      WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
-        AND c.started_at < 'infinity';
-    END IF;
-    -- The claim is written whole, deleted and inserted again, never updated: logical replication skips
-    -- an UPDATE of a row the subscriber lacks (a subscription made after the claim was first written,
-    -- with copy_data = false), so a peer gets the row at the next write.
-    DELETE FROM snowflake_node_check.claims c WHERE c.system_identifier = me.sid AND c.timeline = me.tli;
-    INSERT INTO snowflake_node_check.claims AS c (system_identifier, timeline, node, server, started_at, heartbeat)
-    VALUES (me.sid, me.tli, snowflake_claim_node.node, me.name, since, now());
-  END IF;
   RETURN QUERY
     SELECT c.server, c.started_at, c.system_identifier || ':' || c.timeline
     FROM snowflake_node_check.claims c
@@ -145,6 +124,28 @@ BEGIN
       FROM r LEFT JOIN pg_dist_node d ON d.nodeid = r.nodeid
       WHERE NOT r.success$q$
       USING probe, node, me.sid, me.tli, me.name, me.started;
+  END IF;
+  SELECT c.node, c.server, c.started_at INTO prior
+  FROM snowflake_node_check.claims c WHERE c.system_identifier = me.sid AND c.timeline = me.tli;
+  IF prior.node IS DISTINCT FROM snowflake_claim_node.node OR prior.server IS DISTINCT FROM me.name OR renew > 0 THEN
+    since := CASE WHEN prior.node = snowflake_claim_node.node THEN prior.started_at END;
+    IF since IS NULL THEN
+      SELECT min(c.started_at) INTO since FROM snowflake_node_check.claims c
+      WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
+        AND ((c.system_identifier = me.sid AND c.timeline < me.tli) OR (c.server = me.name AND c.heartbeat < me.started));
+    END IF;
+    IF since IS NULL THEN
+      SELECT greatest(now(), max(c.started_at) + interval '1 millisecond') INTO since FROM snowflake_node_check.claims c
+      WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
+        AND c.started_at < 'infinity';
+    END IF;
+    -- Written last, after the Citus probe, so that the transaction holds an xid only for the write. The
+    -- claim is written whole, deleted and inserted again, never updated: logical replication skips
+    -- an UPDATE of a row the subscriber lacks (a subscription made after the claim was first written,
+    -- with copy_data = false), so a peer gets the row at the next write.
+    DELETE FROM snowflake_node_check.claims c WHERE c.system_identifier = me.sid AND c.timeline = me.tli;
+    INSERT INTO snowflake_node_check.claims AS c (system_identifier, timeline, node, server, started_at, heartbeat)
+    VALUES (me.sid, me.tli, snowflake_claim_node.node, me.name, since, now());
   END IF;
 END
 $fn$;
