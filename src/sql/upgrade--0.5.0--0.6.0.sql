@@ -33,6 +33,9 @@ $running$;
 -- @new snowflake_layout_on_record()
 -- @new snowflake_record_layout()
 
+-- A role granted snowflake_cluster_nodes() without pg_read_all_settings runs it (issue 37, item 7).
+-- @replace snowflake_cluster_nodes()
+
 -- The node check's claims (issue 34, item 10): no role but their owner writes them, whatever default privileges granted at install; users' SELECT and USAGE grants stay theirs.
 DO $repair$
 DECLARE
