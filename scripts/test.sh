@@ -225,7 +225,7 @@ clients() {
 bench() {
   bash "$ROOT/test/bench/bench.sh" --quick && bash "$ROOT/test/bench/time_range.sh" --quick &&
     bash "$ROOT/test/bench/block_loop.sh" --quick && bash "$ROOT/test/bench/mask.sh" --quick &&
-    bash "$ROOT/test/bench/wal.sh" --quick &&
+    bash "$ROOT/test/bench/wal.sh" --quick && bash "$ROOT/test/bench/node_check_wal.sh" --quick &&
     { ! on_host || bash "$ROOT/test/bench/slow_disk.sh" --quick; }
 }
 

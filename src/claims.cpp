@@ -5,6 +5,7 @@
 #include "claims.hpp"
 
 #include "claim_rules.hpp"
+#include "claims_log.hpp"
 #include "node.hpp"
 
 #include <algorithm>
@@ -139,12 +140,13 @@ void check_every_claim() {
 	}
 }
 
-// Renews this server's claim on node and reads the claims on it by other servers: the earliest live one
-// that keeps claim_rules.hpp's rules into rival (true when there is one), and the Citus servers that
-// could not be asked, with their errors escaped, into unasked ("" when none). A claim in this database's
-// table is checked with its heartbeat; a Citus peer's, whose heartbeat that peer compared, without.
-bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &rival, char (&unasked)[192]) {
-	const int64_t stale_s = 3 * int64_t{node_check_interval_s} + 10;
+// Writes this server's claim on node when it is new or changed, or renew (IDs issued since the last
+// write), and reads every claim on it by other servers, however old: the earliest that keeps
+// claim_rules.hpp's rules into rival (true when there is one), and the Citus servers that could not be
+// asked, with their errors escaped, into unasked ("" when none). A claim in this database's table is
+// checked with its heartbeat; a Citus peer's without.
+bool earliest_rival(const char *schema, const Self &self, int32_t node, bool renew, Rival &rival,
+                    char (&unasked)[192]) {
 	const char *query =
 	    psprintf("SELECT r.claimant, " SNOWFLAKE_CLAIM_US("r.claimed_at") ", r.identity, "
 	             "coalesce(c.node, $1)::pg_catalog.text, CASE WHEN c.node IS NOT NULL THEN " SNOWFLAKE_CLAIM_US(
@@ -157,7 +159,7 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &r
 	                   CStringGetTextDatum(self.server),
 	                   CStringGetTextDatum(self.system_identifier),
 	                   Int32GetDatum(self.timeline),
-	                   Int32GetDatum(static_cast<int32>(stale_s)),
+	                   Int32GetDatum(renew ? 1 : 0),
 	                   TimestampTzGetDatum(PgStartTime)};
 	if (SPI_execute_with_args(query, 6, types, values, nullptr, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "snowflake: the node check's query failed");
@@ -186,18 +188,106 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, Rival &r
 	return found;
 }
 
-// This server's own claim's start, Unix µs (renewed by earliest_rival()); INT64_MAX when unreadable.
-int64_t own_claim_started_us(const Self &self) {
-	const char *query = "SELECT " SNOWFLAKE_CLAIM_US("started_at") " FROM snowflake_node_check.claims "
-	                    "WHERE system_identifier OPERATOR(pg_catalog.=) $1 AND timeline OPERATOR(pg_catalog.=) $2";
+// This server's own claim as the table holds it now (a fresh snapshot, so the pass's own write is
+// seen): its start, Unix µs (INT64_MAX when unreadable), and its heartbeat's text into heartbeat.
+int64_t own_claim_started_us(const Self &self, char (&heartbeat)[48]) {
+	const char *query = "SELECT " SNOWFLAKE_CLAIM_US("started_at") ", " SNOWFLAKE_CLAIM_US("heartbeat") " FROM "
+	                    "snowflake_node_check.claims WHERE system_identifier OPERATOR(pg_catalog.=) $1 AND "
+	                    "timeline OPERATOR(pg_catalog.=) $2";
 	Oid types[2] = {TEXTOID, INT4OID};
 	Datum values[2] = {CStringGetTextDatum(self.system_identifier), Int32GetDatum(self.timeline)};
 	int64_t started = INT64_MAX;
-	if (SPI_execute_with_args(query, 2, types, values, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed == 0 ||
-	    !parse_claim_number(text_at(0, 1), started))
+	heartbeat[0] = '\0';
+	if (SPI_execute_with_args(query, 2, types, values, nullptr, false, 1) != SPI_OK_SELECT || SPI_processed == 0)
 		return INT64_MAX;
-	return started;
+	strlcpy(heartbeat, text_at(0, 2), sizeof(heartbeat));
+	return parse_claim_number(text_at(0, 1), started) ? started : INT64_MAX;
 }
+
+// What tells a copy of this server from the server itself, kept across passes: the heartbeat this
+// server last wrote on its own claim, and the heartbeats first seen here on the claims of its cluster's
+// earlier timelines (its own past, until one is written again: then its original still runs).
+char own_heartbeat[48];
+struct PastClaim {
+	int32_t timeline;
+	char heartbeat[48];
+};
+PastClaim past_claims[8];
+int past_count = 0;
+
+// A copy of this server that issues IDs too, as this pass finds it, described into copy: a claim of its
+// cluster on a later timeline (a promoted copy of it, or it is the old primary), one of an earlier
+// timeline written since this server first saw it (its original still runs: it is the promoted copy),
+// or its own claim written by another server (a clone on its timeline). False when there is none.
+bool copy_found(const Self &self, char (&copy)[192]) {
+	const char *query = "SELECT timeline, " SNOWFLAKE_CLAIM_US("heartbeat") ", server FROM snowflake_node_check.claims "
+	                    "WHERE system_identifier OPERATOR(pg_catalog.=) $1";
+	Oid types[1] = {TEXTOID};
+	Datum values[1] = {CStringGetTextDatum(self.system_identifier)};
+	if (SPI_execute_with_args(query, 1, types, values, nullptr, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "snowflake: the node check could not read its own claims");
+	for (uint64 r = 0; r < SPI_processed; ++r) {
+		const int i = static_cast<int>(r);
+		const int32_t timeline = static_cast<int32_t>(strtol(text_at(i, 1), nullptr, 10));
+		const char *heartbeat = text_at(i, 2);
+		char server[2 * kClaimServerMax];
+		escape_claim_text(text_at(i, 3), server, sizeof(server));
+		if (timeline > self.timeline) {
+			snprintf(copy, sizeof(copy), "%s (%s:%d), a promoted copy of this server", server, self.system_identifier,
+			         timeline);
+			return true;
+		}
+		if (timeline == self.timeline) {
+			if (own_heartbeat[0] != '\0' && strcmp(heartbeat, own_heartbeat) != 0) {
+				snprintf(copy, sizeof(copy), "%s (%s), a copy of this server on its timeline", server, self.identity);
+				return true;
+			}
+			continue;
+		}
+		PastClaim *past = std::find_if(past_claims, past_claims + past_count,
+		                               [timeline](const PastClaim &p) { return p.timeline == timeline; });
+		if (past == past_claims + past_count) {
+			if (past_count < static_cast<int>(lengthof(past_claims))) {
+				past->timeline = timeline;
+				strlcpy(past->heartbeat, heartbeat, sizeof(past->heartbeat));
+				++past_count;
+			}
+		} else if (strcmp(past->heartbeat, heartbeat) != 0) {
+			snprintf(copy, sizeof(copy), "%s (%s:%d), the original this server was promoted from, still running",
+			         server, self.system_identifier, timeline);
+			return true;
+		}
+	}
+	return false;
+}
+
+// Whether two other servers (of two clusters, under two names) claim one node in this database's
+// table, as an aggregator that subscribes to both holds them; the node and both, escaped, into report.
+bool others_share(const Self &self, char (&report)[192]) {
+	const char *query =
+	    "SELECT c.node::pg_catalog.text, pg_catalog.string_agg(c.server OPERATOR(pg_catalog.||) ' (' "
+	    "OPERATOR(pg_catalog.||) " SNOWFLAKE_CLAIM_IDENTITY("c") " OPERATOR(pg_catalog.||) ')', ' and ' ORDER BY "
+	    "c.started_at) FROM snowflake_node_check.claims c WHERE c.system_identifier OPERATOR(pg_catalog.<>) $1 "
+	    "AND c.started_at OPERATOR(pg_catalog.<) 'infinity' AND c.heartbeat OPERATOR(pg_catalog.<) 'infinity' "
+	    "GROUP BY c.node HAVING pg_catalog.count(DISTINCT c.system_identifier) OPERATOR(pg_catalog.>) 1 "
+	    "AND pg_catalog.count(DISTINCT c.server) OPERATOR(pg_catalog.>) 1 ORDER BY c.node LIMIT 1";
+	Oid types[1] = {TEXTOID};
+	Datum values[1] = {CStringGetTextDatum(self.system_identifier)};
+	if (SPI_execute_with_args(query, 1, types, values, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
+		return false;
+	char servers[160];
+	escape_claim_text(text_at(0, 2), servers, sizeof(servers));
+	snprintf(report, sizeof(report), "node %s: %s", text_at(0, 1), servers);
+	return true;
+}
+
+// The identity of the server the last refusal names (for its HINT), "" when none.
+char refused_identity[64];
+
+// IDs issued when this server's claim was last written (-1: not yet read), and the count a pass that
+// commits makes the new mark.
+int64_t issued_at_write = -1;
+int64_t issued_now = -1;
 
 // One pass, inside the caller's transaction with SPI connected: the Citus group, the claim, the
 // decision; returns the status, with the report written into report.
@@ -217,72 +307,42 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 		return NodeCheck::Ok;
 	}
 	const Self self = self_of(state);
+	LWLockAcquire(state.lock, LW_SHARED);
+	issued_now = state.generator.counters.issued;
+	LWLockRelease(state.lock);
+	if (issued_at_write < 0)
+		issued_at_write = issued_now; // a start: the claim on record stands until IDs are issued or it changes
+	const bool refusing = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Refusing;
+	const bool refuse_policy = static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
+	// Before this pass writes: a claim of this server's identity written since its own last write.
+	if (copy_found(self, report)) {
+		strlcpy(refused_identity, "", sizeof(refused_identity));
+		refuse_node(state, refuse_policy ? node : -1);
+		return refuse_policy ? NodeCheck::Refusing : NodeCheck::Warning;
+	}
 	Rival rival{};
 	char unasked[192];
-	if (!earliest_rival(schema, self, node, rival, unasked)) {
-		refuse_node(state, -1);
-		if (unasked[0] == '\0')
-			return NodeCheck::Ok;
+	const bool found = earliest_rival(schema, self, node, issued_now > issued_at_write, rival, unasked);
+	const int64_t mine = own_claim_started_us(self, own_heartbeat);
+	if (!found) {
+		if (unasked[0] == '\0') {
+			refuse_node(state, -1);
+			return others_share(self, report) ? NodeCheck::OthersShare : NodeCheck::Ok;
+		}
+		// A Citus server that could not be asked may hold the claim a refusal waits for: silence never lifts it.
 		snprintf(report, sizeof(report), "could not ask %s", unasked);
+		if (refusing)
+			return NodeCheck::Refusing;
+		refuse_node(state, -1);
 		return NodeCheck::Incomplete;
 	}
-	const int64_t mine = own_claim_started_us(self);
 	const bool later = rival.started_us < mine || (rival.started_us == mine && strcmp(rival.identity, self.identity) < 0);
 	snprintf(report, sizeof(report), "%s (%s), since %s", rival.server, rival.identity,
 	         timestamptz_to_str(unix_ms_to_timestamptz(rival.started_us / 1000)));
-	const bool refuse = later && static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
+	strlcpy(refused_identity, rival.identity, sizeof(refused_identity));
+	const bool refuse = later && refuse_policy;
 	refuse_node(state, refuse ? node : -1);
 	return refuse ? NodeCheck::Refusing : NodeCheck::Warning;
-}
-
-// Logs what a pass found when it differs from the last pass: a conflict (WARNING), its end, a failure,
-// nothing to claim with, and the check working (again).
-void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node) {
-	if (now == was)
-		return;
-	if (now == NodeCheck::Refusing)
-		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s, which took it first: this server refuses IDs",
-		                         node, report),
-		                  errhint("Give this server a node of its own and reload the configuration; the refusal lifts "
-		                          "within snowflake.node_check_interval.")));
-	else if (now == NodeCheck::Warning)
-		ereport(WARNING, (errmsg("snowflake: node %d is also claimed by %s; two servers on one node can issue the same "
-		                         "IDs",
-		                         node, report),
-		                  errhint("Give one of them a node of its own and reload its configuration.")));
-	else if (now == NodeCheck::Failing)
-		ereport(WARNING, (errmsg("snowflake: the node check failed: %s", report),
-		                  errdetail("Until a pass succeeds, this server claims its node nowhere and sees no other "
-		                            "server's claim.")));
-	else if (now == NodeCheck::NoExtension)
-		ereport(WARNING, (errmsg("snowflake: the node check is not checking: %s (snowflake.database)", report),
-		                  errdetail("Without the extension there, this server claims its node nowhere and sees no "
-		                            "other server's claim."),
-		                  errhint("Run CREATE EXTENSION snowflake in database \"%s\", or set snowflake.database to "
-		                          "the database where you created the extension and restart the server.",
-		                          check_database)));
-	else if (now == NodeCheck::Incomplete)
-		ereport(LOG, (errmsg("snowflake: the node check %s, so it cannot tell whether they share this server's "
-		                     "node",
-		                     report)));
-	else if (was == NodeCheck::Refusing || was == NodeCheck::Warning)
-		ereport(LOG, (errmsg("snowflake: no other server claims this server's node any more")));
-	else if (now == NodeCheck::Ok && node >= 0)
-		ereport(LOG, (errmsg("snowflake: the node check in database \"%s\" is ok: no other server claims node %d",
-		                     check_database, node)));
-	else if (now == NodeCheck::Ok)
-		ereport(LOG, (errmsg("snowflake: the node check in database \"%s\" is ok: this server has no node to claim",
-		                     check_database)));
-	else if (now == NodeCheck::NoWorkerSlot)
-		ereport(WARNING,
-		        (errmsg("snowflake: the node check cannot start: every background worker slot is taken "
-		                "(max_worker_processes = %d)",
-		                max_worker_processes),
-		         errdetail("Until it starts, this server claims its node nowhere and sees no other server's claim."),
-		         errhint("Raise max_worker_processes and restart the server, or stop another background worker; "
-		                 "the reservation renewer tries again every second.")));
-	else if (now == NodeCheck::Off)
-		ereport(LOG, (errmsg("snowflake: the node check is off (snowflake.node_check_interval = 0)")));
 }
 
 // A pass in a transaction of its own; an ERROR is caught, reported, and ends only this pass.
@@ -303,6 +363,7 @@ void guarded_pass(SharedState &state) {
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		issued_at_write = std::max(issued_at_write, issued_now); // the claim written (if it was due) is durable
 	}
 	PG_CATCH();
 	{
@@ -317,7 +378,7 @@ void guarded_pass(SharedState &state) {
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, nullptr);
 	publish_node_check(state, status, report, false);
-	log_change(was, status, report, configured_node(state).node);
+	log_change(was, status, report, configured_node(state).node, refused_identity);
 	pass_done(state);
 }
 
@@ -332,6 +393,7 @@ NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept {
 	case NodeCheck::Refusing:
 	case NodeCheck::Warning:
 	case NodeCheck::Incomplete:
+	case NodeCheck::OthersShare:
 		break;
 	default:
 		return check;
@@ -361,6 +423,8 @@ const char *node_check_text(NodeCheck check) noexcept {
 		return "node conflict";
 	case NodeCheck::Incomplete:
 		return "incomplete";
+	case NodeCheck::OthersShare:
+		return "node conflict between others";
 	case NodeCheck::CannotConnect:
 		return "cannot connect";
 	case NodeCheck::NoWorkerSlot:
@@ -391,7 +455,7 @@ void publish_not_checking(SharedState &state, NodeCheck status) {
 	if (status == NodeCheck::Off)
 		refuse_node(state, -1);
 	publish_node_check(state, status, "", true);
-	log_change(was, status, "", -1);
+	log_change(was, status, "", -1, "");
 }
 
 void check_nodes() {

@@ -6,28 +6,38 @@
 //   the database snowflake.database names: the node, the cluster's system
 //   identifier and the WAL timeline (together, the server: a promoted copy
 //   is on a new timeline), how people reach it (host name and port), since
-//   when it issues under that node (kept across restarts while the node stays
-//   the same), and a heartbeat. Logical replication carries the rows to the
-//   peers like any table (each renewal deletes the row and inserts it whole,
-//   so a subscriber that lacked it gets it); on Citus, each server asks every
+//   when it issues under that node (its seniority: kept across restarts while
+//   the node stays the same, taken over from its own past on the node after a
+//   promotion or pg_upgrade, and set after every claim on the node it sees),
+//   and when it was last written. It is written only when it is new or
+//   changed, or at the first pass after IDs were issued: an idle server
+//   writes nothing. Logical replication carries the rows to the peers like
+//   any table (each write deletes the row and inserts it whole, so a
+//   subscriber that lacked it gets it); on Citus, each server asks every
 //   other for its rows through run_command_on_all_nodes.
 // - The worker "snowflake node check" connects to that database and, every
-//   snowflake.node_check_interval, renews its claim and reads every live
-//   claim (a heartbeat within three intervals and 10 s) on its node by another
-//   server; claims of its own past (an earlier timeline of its cluster, or its
-//   name with a heartbeat from before it started) are not another's. For
-//   snowflake.node_source = 'citus' it first reads the group (node.hpp). It
-//   runs once recovery is done: a standby claims nothing until it is promoted.
-//   It runs only while the interval is above 0: the renewal worker registers
-//   it then (node_check_worker.hpp), and at 0 it exits, so that a check
-//   turned off holds no max_worker_processes slot.
+//   snowflake.node_check_interval, writes its claim if due and reads every
+//   claim on its node by another server, however old: a claim stands until
+//   its server moves it to another node or an operator releases it
+//   (snowflake_release_claim()). Claims of its own past (an earlier timeline
+//   of its cluster, or its name with a heartbeat from before it started) are
+//   not another's, unless written again after it first saw them (its
+//   original still runs). For snowflake.node_source = 'citus' it first reads
+//   the group (node.hpp). It runs once recovery is done: a standby claims
+//   nothing until it is promoted. It runs only while the interval is above
+//   0: the renewal worker registers it then (node_check_worker.hpp), and at 0
+//   it exits, so that a check turned off holds no max_worker_processes slot.
 // - A conflict: the server that claimed the node later refuses IDs (SQLSTATE
 //   SN001, with the other server named) under snowflake.node_conflict =
 //   'refuse', by refusing its node (node.hpp: the hot path is untouched); the
-//   one that claimed it first keeps issuing. Both log a WARNING and report
-//   the other server (snowflake_stats().node_conflict). The refusal lifts by
-//   itself once no live claim conflicts: a reload that moves the node lifts
-//   it at once, and the next pass checks the new node.
+//   one that claimed it first keeps issuing. A copy of a server refuses too:
+//   one that finds its cluster's claim on a later timeline (a promoted copy of
+//   it), its original's claim written again, or its own claim written by
+//   another server (a clone). Both log a WARNING and report the other server
+//   (snowflake_stats().node_conflict). A refusal ends on evidence only: a
+//   reload that moves this server's node, the other claim moved or released;
+//   silence (a partition, lag, a frozen server, a failing check, a Citus
+//   server that cannot be asked) never lifts it.
 // - What the worker trusts: it runs as the bootstrap superuser in a database
 //   other roles own, so its search_path is pinned to pg_catalog, pg_temp and
 //   every operator its queries use is named as pg_catalog's; a claim is

@@ -54,7 +54,10 @@ void host_name(char (&out)[256]) noexcept {
 	                errmsg("snowflake node %d is claimed by another server, which took it first", node),
 	                errdetail("The other server: %s. Two servers on one node can issue the same IDs.", report),
 	                errhint("Give this server a node of its own (snowflake.node, or snowflake.node_source) and reload "
-	                        "the configuration.")));
+	                        "the configuration. If the other server is gone for good, release its claim instead: "
+	                        "SELECT snowflake_release_claim('...') in database \"%s\" here, with the identity in "
+	                        "parentheses above. Silence never lifts the refusal.",
+	                        check_database)));
 	pg_unreachable();
 }
 

@@ -150,6 +150,8 @@ enum class NodeCheck : uint32_t {
 	Refusing,    // another server claimed the node first: this one refuses (report: the other)
 	Warning,     // another server claims the node too, and this one keeps issuing (report: the other)
 	Incomplete,  // no other claim seen, but some Citus servers could not be asked (report: which, and why)
+	OthersShare, // no other claim on this server's node, but two other servers claim one node (an aggregator
+	             // that holds both claims; report: the node and both servers)
 	CannotConnect, // the worker is not connected to snowflake.database: its attempt failed, or it left the
 	               // database for a DROP, RENAME or TEMPLATE of it (report: which; node_check_worker.hpp)
 	NoWorkerSlot,  // the renewal worker could not register the node check's worker: every background worker

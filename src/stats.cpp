@@ -84,7 +84,8 @@ Stats read_stats() {
 	if (RecoveryInProgress()) // no worker runs during recovery: a standby claims nothing
 		snap.check = NodeCheck::Standby;
 	snap.check_at_us = static_cast<int64_t>(pg_atomic_read_u64(&state.check_at_us));
-	snap.check_conflict = snap.check == NodeCheck::Refusing || snap.check == NodeCheck::Warning;
+	snap.check_conflict =
+	    snap.check == NodeCheck::Refusing || snap.check == NodeCheck::Warning || snap.check == NodeCheck::OthersShare;
 	snap.check = node_check_as_read(snap.check, snap.check_at_us); // a stuck worker's last word is not 'ok'
 
 	// Whether a call could issue an ID now: the checks it makes first, then the step it would take,

@@ -72,14 +72,19 @@ BEGIN
 END
 $acl$;
 
--- Renews this server's claim and returns the live claims on its node by other servers: those in its
--- own table (a heartbeat within stale_s), and on Citus every server's. Claims of this server's own
--- past are not another server's: an earlier timeline of its cluster (before a promotion), or its
--- name with a heartbeat from before it started (pg_upgrade, a restored data directory). A Citus
--- server that could not be asked is a row of its own, with NULL claimed_at and identity, and the
--- error in claimant.
+-- Writes this server's claim when it has none, when its node or name changed, or when renew is above 0
+-- (the server issued IDs since its last write; 0.5.0's library passes its staleness bound there, and so
+-- renews at every pass), and returns every claim on its node by another server, however old: a claim
+-- stands until its server moves it to another node or an operator releases it (snowflake_release_claim()).
+-- Claims of this server's own past are not another server's: an earlier timeline of its cluster (before a
+-- promotion), or its name with a heartbeat from before it started (pg_upgrade, a restored data
+-- directory). Since when a server issues under a node is kept while the node stays the same, taken over
+-- from its own past on that node, and otherwise set after every claim on the node it sees, so that a
+-- server that claims a node after seeing another's claim on it is the later one whatever the two clocks
+-- say. A Citus server that could not be asked is a row of its own, with NULL claimed_at and identity,
+-- and the error in claimant.
 CREATE FUNCTION snowflake_claim_node(node integer, server text, system_identifier text, timeline integer,
-                                     stale_s integer, started timestamptz)
+                                     renew integer, started timestamptz)
 RETURNS TABLE (claimant text, claimed_at timestamptz, identity text)
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -88,49 +93,58 @@ DECLARE
   probe text;
   me record;
   prior record;
+  since timestamptz;
   citus_cluster boolean := false;
 BEGIN
-  -- The claim is written whole at every renewal, deleted and inserted again, never updated: logical
-  -- replication skips an UPDATE of a row the subscriber lacks (a subscription made after the claim
-  -- was first written, with copy_data = false), so a peer gets the row at the next renewal. Since
-  -- when this server issues under the node is kept while the node stays the same.
-  DELETE FROM snowflake_node_check.claims c
-  WHERE c.system_identifier = snowflake_claim_node.system_identifier AND c.timeline = snowflake_claim_node.timeline
-  RETURNING c.node, c.started_at INTO prior;
-  INSERT INTO snowflake_node_check.claims AS c (system_identifier, timeline, node, server, started_at, heartbeat)
-  VALUES (snowflake_claim_node.system_identifier, snowflake_claim_node.timeline, snowflake_claim_node.node,
-          snowflake_claim_node.server,
-          CASE WHEN prior.node = snowflake_claim_node.node THEN prior.started_at ELSE now() END, now());
   SELECT snowflake_claim_node.system_identifier AS sid, snowflake_claim_node.timeline AS tli,
-         snowflake_claim_node.server AS name, snowflake_claim_node.started AS since INTO me;
+         snowflake_claim_node.server AS name, snowflake_claim_node.started AS started INTO me;
+  SELECT c.node, c.server, c.started_at INTO prior
+  FROM snowflake_node_check.claims c WHERE c.system_identifier = me.sid AND c.timeline = me.tli;
+  IF prior.node IS DISTINCT FROM snowflake_claim_node.node OR prior.server IS DISTINCT FROM me.name OR renew > 0 THEN
+    since := CASE WHEN prior.node = snowflake_claim_node.node THEN prior.started_at END;
+    IF since IS NULL THEN
+      SELECT min(c.started_at) INTO since FROM snowflake_node_check.claims c
+      WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
+        AND ((c.system_identifier = me.sid AND c.timeline < me.tli) OR (c.server = me.name AND c.heartbeat < me.started));
+    END IF;
+    IF since IS NULL THEN
+      SELECT greatest(now(), max(c.started_at) + interval '1 millisecond') INTO since FROM snowflake_node_check.claims c
+      WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
+        AND c.started_at < 'infinity';
+    END IF;
+    -- The claim is written whole, deleted and inserted again, never updated: logical replication skips
+    -- an UPDATE of a row the subscriber lacks (a subscription made after the claim was first written,
+    -- with copy_data = false), so a peer gets the row at the next write.
+    DELETE FROM snowflake_node_check.claims c WHERE c.system_identifier = me.sid AND c.timeline = me.tli;
+    INSERT INTO snowflake_node_check.claims AS c (system_identifier, timeline, node, server, started_at, heartbeat)
+    VALUES (me.sid, me.tli, snowflake_claim_node.node, me.name, since, now());
+  END IF;
   RETURN QUERY
     SELECT c.server, c.started_at, c.system_identifier || ':' || c.timeline
     FROM snowflake_node_check.claims c
-    WHERE c.node = snowflake_claim_node.node AND c.heartbeat > now() - make_interval(secs => stale_s)
+    WHERE c.node = snowflake_claim_node.node
       AND NOT (c.system_identifier = me.sid AND c.timeline <= me.tli)
-      AND NOT (c.server = me.name AND c.heartbeat < me.since);
+      AND NOT (c.server = me.name AND c.heartbeat < me.started);
   IF to_regclass('pg_catalog.pg_dist_node') IS NOT NULL THEN
     EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_node)' INTO citus_cluster;
   END IF;
   IF citus_cluster THEN
-    -- Every name is qualified: the probe runs on fresh connections with the role's search_path. Qualified
-    -- operators all bind alike, left to right: the parentheses make it heartbeat > (now() - interval).
-    probe := format($p$SELECT pg_catalog.json_agg(pg_catalog.json_build_array(c.server, c.started_at,
-        c.system_identifier, c.timeline, c.node,
-        c.heartbeat OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => %s)),
-        c.heartbeat))::pg_catalog.text FROM snowflake_node_check.claims c$p$, stale_s);
+    -- Every name is qualified: the probe runs on fresh connections with the role's search_path.
+    probe := $p$SELECT pg_catalog.json_agg(pg_catalog.json_build_array(c.server, c.started_at,
+        c.system_identifier, c.timeline, c.node, true, c.heartbeat))::pg_catalog.text
+        FROM snowflake_node_check.claims c$p$;
     RETURN QUERY EXECUTE $q$
       WITH r AS MATERIALIZED (SELECT * FROM run_command_on_all_nodes($1))
       SELECT e->>0, (e->>1)::timestamptz, (e->>2) || ':' || (e->>3)
       FROM r, json_array_elements(CASE WHEN r.success AND r.result <> '' THEN r.result::json ELSE '[]' END) e
-      WHERE (e->>4)::integer = $2 AND (e->>5)::boolean
+      WHERE (e->>4)::integer = $2
         AND NOT ((e->>2) = $3 AND (e->>3)::integer <= $4)
         AND NOT ((e->>0) = $5 AND (e->>6)::timestamptz < $6)
       UNION ALL
       SELECT coalesce(d.nodename || ':' || d.nodeport, 'node ' || r.nodeid) || ': ' || r.result, NULL, NULL
       FROM r LEFT JOIN pg_dist_node d ON d.nodeid = r.nodeid
       WHERE NOT r.success$q$
-      USING probe, node, me.sid, me.tli, me.name, me.since;
+      USING probe, node, me.sid, me.tli, me.name, me.started;
   END IF;
 END
 $fn$;
@@ -138,4 +152,33 @@ $fn$;
 REVOKE ALL ON FUNCTION snowflake_claim_node(integer, text, text, integer, integer, timestamptz) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowflake_claim_node(integer, text, text, integer, integer, timestamptz) IS
-'For the node check worker: renews this server''s claim on its node and returns the live claims on it by other servers. Not for direct use; EXECUTE is revoked from PUBLIC.';
+'For the node check worker: writes this server''s claim on its node when it is new or changed, or when the server issued IDs since, and returns every claim on the node by another server. Not for direct use; EXECUTE is revoked from PUBLIC.';
+
+-- Removes the claims of the server with that identity (system identifier ':' timeline, as
+-- snowflake_node_status().node_conflict and the claims table show it) from this database: what a
+-- refusal waits for when the other server is gone for good. Logical replication carries the DELETE to
+-- the subscribers of this database; a server that is alive writes its claim again when it next issues IDs.
+CREATE FUNCTION snowflake_release_claim(identity text) RETURNS integer
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  released integer;
+BEGIN
+  DELETE FROM snowflake_node_check.claims c
+  WHERE c.system_identifier || ':' || c.timeline = snowflake_release_claim.identity;
+  GET DIAGNOSTICS released = ROW_COUNT;
+  IF released = 0 THEN
+    RAISE EXCEPTION 'no claim of a server with identity "%" in database "%"', identity, current_database()
+      USING ERRCODE = 'no_data_found',
+            HINT = 'The identity is the system identifier and timeline the refusal names, such as 7301234567890123456:1; SELECT * FROM snowflake_node_check.claims lists them.';
+  END IF;
+  RAISE LOG 'snowflake: the claim of % was released by %', identity, session_user;
+  RETURN released;
+END
+$fn$;
+
+REVOKE ALL ON FUNCTION snowflake_release_claim(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_release_claim(text) IS
+'Removes the node claim of the server with that identity (system identifier:timeline) from this database, so that a server refusing IDs because of it may issue again; for a server that is gone for good. For superusers.';

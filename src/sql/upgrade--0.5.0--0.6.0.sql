@@ -29,6 +29,11 @@ $running$;
 -- @new snowflake_mask_text(bigint)
 -- @new snowflake_unmask_text(text)
 
+-- The node check fails closed (issue 34): a claim stands until released, and is written only when it
+-- changes or the server issued IDs since (its fifth argument, renamed renew, says so).
+-- @recreate snowflake_claim_node(integer, text, text, integer, integer, timestamptz)
+-- @new snowflake_release_claim(text)
+
 -- The epoch and layout on record in this database (issue 33, item 6), which pg_upgrade carries along.
 -- @new snowflake_layout_on_record()
 -- @new snowflake_record_layout()

@@ -181,7 +181,7 @@ TEST(NodeCheckSlot, NoFreeSlotIsReportedAndTriedAgain) {
 	EXPECT_TRUE(wait_until(
 	    [&] {
 		    pqxx::work tx{conn};
-		    return one_value<bool>(tx, "SELECT checked_at > '" + until + "' FROM snowflake_node_status()");
+		    return one_value<bool>(tx, "SELECT coalesce(checked_at > '" + until + "', false) FROM snowflake_node_status()");
 	    },
 	    10s));
 	EXPECT_EQ(node_check(server), "no worker slot");

@@ -51,7 +51,7 @@ bool node_check_becomes(const Server &server, const std::string &dbname, const s
 // they did not within 20 s.
 bool three_more_seconds_of_passes(const Server &server, const std::string &dbname) {
 	const std::string until = text_in(server, dbname, "SELECT (clock_timestamp() + interval '3 s')::text");
-	return wait_until([&] { return text_in(server, dbname, "SELECT (checked_at > '" + until + "')::text FROM "
+	return wait_until([&] { return text_in(server, dbname, "SELECT coalesce(checked_at > '" + until + "', false)::text FROM "
 	                                                       "snowflake_node_status()") == "true"; },
 	                  20s);
 }

@@ -24,8 +24,8 @@ std::string text_of(const Server &server, const std::string &query) {
 bool a_whole_pass(const Server &server) {
 	for (int i = 0; i < 2; ++i) {
 		const std::string since = text_of(server, "SELECT clock_timestamp()::text");
-		if (!wait_until([&] { return text_of(server, "SELECT (checked_at > '" + since + "')::text FROM "
-		                                             "snowflake_node_status()") == "true"; },
+		if (!wait_until([&] { return text_of(server, "SELECT coalesce(checked_at > '" + since + "', false)::text "
+		                                             "FROM snowflake_node_status()") == "true"; },
 		                20s))
 			return false;
 	}
@@ -38,6 +38,20 @@ struct Checked {
 	explicit Checked(const std::string &name)
 	    : server(name, {kPreload, "snowflake.node = 3", "snowflake.node_check_interval = 1"}) {}
 };
+
+// Starts c's server, creates the extension and inserts these claims of other servers (each a VALUES
+// list of snowflake_node_check.claims), as replication would bring them; a connection as postgres.
+pqxx::connection with_claims(Checked &c, std::initializer_list<std::string> claims) {
+	if (!c.server.start())
+		throw std::runtime_error("the server did not start: " + c.server.log());
+	{
+		pqxx::connection admin = c.server.connect();
+		exec(admin, {"CREATE EXTENSION snowflake"});
+		for (const std::string &values : claims)
+			exec(admin, {"INSERT INTO snowflake_node_check.claims VALUES (" + values + ")"});
+	}
+	return c.server.connect();
+}
 
 // A plain role owning snowflake.database may create in public on PostgreSQL 15 (public belongs to
 // pg_database_owner). It plants the exact operator the worker's arithmetic used to resolve,
@@ -118,14 +132,10 @@ TEST(NodeCheck, DefaultPrivilegesGiveNoRoleWriteOnTheClaims) {
 // the server keeps issuing.
 TEST(NodeCheck, IgnoresAndReportsClaimsNoServerCouldHaveWritten) {
 	Checked c("check_forged");
-	ASSERT_TRUE(c.server.start());
-	pqxx::connection admin = c.server.connect();
-	exec(admin, {"CREATE EXTENSION snowflake",
-	             "INSERT INTO snowflake_node_check.claims VALUES ('4242', 1, 3, 'forger:5432', "
-	             "now() - interval '1 day', 'infinity')",
-	             "INSERT INTO snowflake_node_check.claims VALUES ('4343', 1, 3, 'early:5432', '-infinity', now())",
-	             "INSERT INTO snowflake_node_check.claims VALUES ('4444', 1, 5000, E'far:5432\\nLOG:  forged line', "
-	             "now() - interval '1 day', now())"});
+	pqxx::connection admin =
+	    with_claims(c, {"'4242', 1, 3, 'forger:5432', now() - interval '1 day', 'infinity'",
+	                    "'4343', 1, 3, 'early:5432', '-infinity', now()",
+	                    "'4444', 1, 5000, E'far:5432\\nLOG:  forged line', now() - interval '1 day', now()"});
 	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
 	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
 	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
@@ -144,6 +154,101 @@ TEST(NodeCheck, IgnoresAndReportsClaimsNoServerCouldHaveWritten) {
 	             "now() - interval '1 day', now() + interval '1 minute')"});
 	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
 	EXPECT_EQ(text_of(c.server, "SELECT node_check FROM snowflake_node_status()"), "node conflict: refusing");
+}
+
+// A claim on this server's node stands however old it is, whatever the other server's clock or
+// interval, until its server moves it or an operator releases it (issue 34, items 4 and 8). 0.5.0
+// ignored a claim whose heartbeat was three intervals and 10 s old by this server's clock: one from a
+// peer that went silent (a partition, lag, a frozen server), or whose clock was 25 s behind, lifted the
+// refusal, and both servers issued on one node.
+TEST(NodeCheck, AClaimStandsHoweverOldUntilItIsReleasedAsTheHintSays) {
+	Checked c("check_fails_closed");
+	pqxx::connection admin =
+	    with_claims(c, {"'4242', 1, 3, 'silent:5432', now() - interval '1 day', now() - interval '1 hour'"});
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(text_of(c.server, "SELECT node_check FROM snowflake_node_status()"), "node conflict: refusing");
+	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_nextval()"), "SN001");
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_nextval()"), "SN001") << "silence lifted the refusal";
+	// The refusal's HINT, followed as written.
+	const std::string log = c.server.log();
+	const std::string hint = "SELECT snowflake_release_claim('4242:1') in database \"postgres\"";
+	ASSERT_NE(log.find(hint), std::string::npos) << log;
+	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_release_claim('4242:2')"), "P0002"); // no such claim
+	exec(admin, {"CREATE ROLE plain LOGIN"});
+	pqxx::connection plain{c.server.conninfo() + " user=plain"};
+	EXPECT_EQ(sqlstate_of(plain, "SELECT snowflake_release_claim('4242:1')"), "42501");
+	EXPECT_EQ(query_int(admin, "SELECT snowflake_release_claim('4242:1')"), 1);
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(text_of(c.server, "SELECT node_check FROM snowflake_node_status()"), "ok");
+	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_nextval()"), "");
+}
+
+// A server that issues nothing writes nothing for the check (issue 34, item 3): its claim is written
+// when it is new or changed, and again only after IDs were issued. 0.5.0 deleted and inserted it at
+// every pass: 1,080 WAL records in 3 idle minutes.
+TEST(NodeCheck, AnIdleServerWritesNoClaim) {
+	Checked c("check_idle");
+	ASSERT_TRUE(c.server.start());
+	pqxx::connection admin = c.server.connect();
+	exec(admin, {"CREATE EXTENSION snowflake"});
+	const std::string own = "SELECT heartbeat::text FROM snowflake_node_check.claims WHERE system_identifier = "
+	                        "(SELECT system_identifier::text FROM pg_control_system())";
+	ASSERT_TRUE(wait_until([&] { return query_int(admin, "SELECT count(*) FROM snowflake_node_check.claims") == 1; },
+	                       20s));
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	const std::string written = text_of(c.server, own);
+	for (int i = 0; i < 3; ++i)
+		ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(text_of(c.server, own), written) << "an idle server wrote its claim again";
+	exec(admin, {"SELECT snowflake_nextval()"});
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_NE(text_of(c.server, own), written) << "IDs were issued, and the claim was not written again";
+}
+
+// A promoted standby keeps its primary's place on the node (issue 34, item 9): a stray server that
+// claimed the node after the primary stays the later one. 0.5.0 gave the promoted server a new claim
+// from the promotion on, which made it the later one: it refused (SN001), naming the stray.
+TEST(NodeCheck, APromotedStandbyKeepsItsPrimarysSeniority) {
+	Checked primary("check_senior_primary");
+	ASSERT_TRUE(primary.server.start());
+	pqxx::connection admin = primary.server.connect();
+	exec(admin, {"CREATE EXTENSION snowflake"});
+	ASSERT_TRUE(wait_until([&] { return query_int(admin, "SELECT count(*) FROM snowflake_node_check.claims") == 1; },
+	                       20s));
+	exec(admin, {"INSERT INTO snowflake_node_check.claims VALUES ('4242', 1, 3, 'stray:5432', now(), now())"});
+	ASSERT_TRUE(a_whole_pass(primary.server)) << primary.server.log();
+	EXPECT_EQ(text_of(primary.server, "SELECT node_check FROM snowflake_node_status()"), "node conflict");
+	Server standby("check_senior_standby", Server::StandbyOf{primary.server});
+	ASSERT_TRUE(standby.start());
+	ASSERT_TRUE(wait_until([&] { return query_int(admin, "SELECT count(*) FROM pg_stat_replication WHERE replay_lsn "
+	                                                     ">= pg_current_wal_lsn()") == 1; },
+	                       20s));
+	primary.server.stop();
+	ASSERT_TRUE(standby.promote());
+	ASSERT_TRUE(a_whole_pass(standby)) << standby.log();
+	EXPECT_EQ(text_of(standby, "SELECT node_check FROM snowflake_node_status()"), "node conflict") << standby.log();
+	pqxx::connection promoted = standby.connect();
+	EXPECT_EQ(sqlstate_of(promoted, "SELECT snowflake_nextval()"), "");
+}
+
+// An aggregator that holds the claims of two other servers on one node says so (issue 34, item 11):
+// 0.5.0 said 'ok' on every server while the aggregator's apply failed on a duplicate key.
+TEST(NodeCheck, AServerHoldingTwoOtherClaimsOnOneNodeReportsBoth) {
+	Checked c("check_aggregator");
+	pqxx::connection admin = with_claims(c, {"'4242', 1, 5, 'writer-a:5432', now() - interval '1 hour', now()",
+	                                         "'4343', 1, 5, 'writer-b:5432', now(), now()"});
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(text_of(c.server, "SELECT node_check || ': ' || node_conflict FROM snowflake_node_status()"),
+	          "node conflict between others: node 5: writer-a:5432 (4242:1) and writer-b:5432 (4343:1)");
+	EXPECT_NE(c.server.log().find("WARNING:  snowflake: two other servers claim one node, node 5"), std::string::npos)
+	    << c.server.log();
+	EXPECT_EQ(text_of(c.server, "SELECT (snowflake_parse(snowflake_nextval())).node::text"), "3"); // it issues
+	// One of them moved to a node of its own (its claim rewritten there): the report ends.
+	exec(admin, {"UPDATE snowflake_node_check.claims SET node = 6 WHERE system_identifier = '4343'"});
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(text_of(c.server, "SELECT node_check FROM snowflake_node_status()"), "ok");
 }
 
 } // namespace

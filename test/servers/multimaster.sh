@@ -65,7 +65,8 @@ for n in 1 2; do
 done
 [ "$MODE" = pglogical ] || sql_file n2 "$HERE/native_claims.sql" >/dev/null
 # Each server's first claim is written before the subscriptions exist, as when replication is set
-# up between servers that run already: only a renewal can bring it to the other side.
+# up between servers that run already: only a renewal can bring it to the other side, and a server
+# writes its claim again only once it has issued IDs (an idle one writes nothing).
 for n in n1 n2; do
   check "$n: its node check has claimed node ${n#n}" wait_for 30 node_check_is "$n" ok
 done
@@ -73,6 +74,7 @@ subscribed_at=$(now_on n1)
 sql_file n1 "$HERE/${MODE}_subscribe.sql" peer=n2 peer_dsn="$(dsn n2)" >/dev/null
 sql_file n2 "$HERE/${MODE}_subscribe.sql" peer=n1 peer_dsn="$(dsn n1)" >/dev/null
 echo "$MODE both ways between n1 (node 1, port 26400) and n2 (node 2, port 26401), PostgreSQL $PG_MAJOR"
+for n in n1 n2; do sql "$n" "SELECT snowflake_nextval()" >/dev/null; done
 check "n1 holds n2's claim, renewed since the subscriptions" wait_for 30 holds_claim_since n1 n2 "$subscribed_at"
 check "n2 holds n1's claim, renewed since the subscriptions" wait_for 30 holds_claim_since n2 n1 "$subscribed_at"
 
