@@ -289,7 +289,7 @@ declare_suite node-sources "host full:all" "each snowflake.node_source, the offs
   bash "$ROOT/test/servers/node_sources.sh"
 declare_suite node-file "host full:all" "each member's node in a file, through pg_basebackup and pg_rewind" \
   bash "$ROOT/test/servers/node_file.sh"
-declare_suite rollback host "make install under a running server, the databases to update, going back to 0.4.0" \
+declare_suite rollback host "docs/upgrading.md run as written from $LAST_RELEASE, under two clients inserting, and the way back" \
   bash "$ROOT/test/servers/rollback.sh"
 declare_suite oci 'pg>=18' "the CloudNativePG extension image: built, pushed, pulled, loaded, updated from $LAST_RELEASE's" \
   bash "$ROOT/test/servers/oci.sh"

@@ -103,7 +103,9 @@ BEGIN
       FROM run_command_on_all_nodes(%L) r LEFT JOIN pg_dist_node d ON d.nodeid = r.nodeid
       LEFT JOIN run_command_on_all_nodes(%L) o ON o.nodeid = r.nodeid$q$, probe, origin);
   ELSE
-    -- This server alone, named as libpq would reach it: its address, or its first socket directory.
+    -- This server alone, named as libpq would reach it: its address, or its first socket directory,
+    -- read from pg_settings, which shows a role without pg_read_all_settings no row for it (a role
+    -- granted this function alone: current_setting() refused it with 42501), hence [local].
     BEGIN
       EXECUTE origin INTO local_origin;
     EXCEPTION WHEN undefined_function OR insufficient_privilege THEN
@@ -112,7 +114,8 @@ BEGIN
     reports := format($q$
       SELECT s.host || ':' || current_setting('port'), 'standalone', s.host, current_setting('port')::int, true, (%s), %L
       FROM (SELECT coalesce(host(inet_server_addr()),
-                            trim(split_part(current_setting('unix_socket_directories'), ',', 1))) AS host) s$q$,
+                            (SELECT trim(split_part(setting, ',', 1)) FROM pg_settings WHERE name = 'unix_socket_directories'),
+                            '[local]') AS host) s$q$,
       probe, local_origin);
   END IF;
   -- A server that answered reports its state; one that did not is unreachable (no connection) or

@@ -6,6 +6,23 @@
 
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '0.6.0'" to load this file. \quit
 
+-- First, before anything changes: this server must run 0.6.0's library. A server still running the
+-- old one (installed, not yet restarted: it is preloaded) would fail at the first new C function with
+-- 42883 "could not find function ... in file", naming a file that has it. 0.6.0's library defines
+-- snowflake.mask_keys, preloaded or not, and 0.5.0's does not; a backend where no snowflake setting is
+-- defined has not loaded the library yet, and loads the new file at the first CREATE FUNCTION.
+DO $running$
+BEGIN
+  IF EXISTS (SELECT FROM pg_catalog.pg_settings WHERE pg_catalog.starts_with(name, 'snowflake.'))
+     AND pg_catalog.current_setting('snowflake.mask_keys', true) IS NULL THEN
+    RAISE EXCEPTION 'snowflake 0.6.0 is installed, but this server still runs the library of an older version'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            DETAIL = 'The server loads snowflake.so at start (shared_preload_libraries): it keeps the old library until it restarts.',
+            HINT = 'Restart PostgreSQL, then run ALTER EXTENSION snowflake UPDATE again; nothing was changed.';
+  END IF;
+END
+$running$;
+
 -- Public IDs (docs/public-ids.md).
 -- @new snowflake_mask(bigint)
 -- @new snowflake_unmask(bigint)
@@ -20,6 +37,9 @@
 -- The epoch and layout on record in this database (issue 33, item 6), which pg_upgrade carries along.
 -- @new snowflake_layout_on_record()
 -- @new snowflake_record_layout()
+
+-- A role granted snowflake_cluster_nodes() without pg_read_all_settings runs it (issue 37, item 7).
+-- @replace snowflake_cluster_nodes()
 
 -- The node check's claims (issue 34, item 10): no role but their owner writes them, whatever default privileges granted at install; users' SELECT and USAGE grants stay theirs.
 DO $repair$
