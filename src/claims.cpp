@@ -56,14 +56,20 @@ const char *text_at(int r, int col) {
 	return value != nullptr ? value : "";
 }
 
-// The snowflake extension's schema in this database (quoted for SQL), or nullptr when it has none.
+// Whether the extension in this database is still at 0.5.0 (the library was updated, the catalog not
+// yet): its snowflake_claim_node() takes a staleness bound where 0.6.0's takes renew.
+bool catalog_at_050 = false;
+
+// The snowflake extension's schema in this database (quoted for SQL), or nullptr when it has none;
+// notes whether its catalog is still 0.5.0's.
 const char *extension_schema() {
-	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
+	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname), e.extversion FROM pg_catalog.pg_extension e "
 	                "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
 	                "WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake'",
 	                true, 1) != SPI_OK_SELECT ||
 	    SPI_processed == 0)
 		return nullptr;
+	catalog_at_050 = strcmp(text_at(0, 2), "0.5.0") == 0;
 	return pstrdup(text_at(0, 1));
 }
 
@@ -159,7 +165,9 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, bool ren
 	                   CStringGetTextDatum(self.server),
 	                   CStringGetTextDatum(self.system_identifier),
 	                   Int32GetDatum(self.timeline),
-	                   Int32GetDatum(renew ? 1 : 0),
+	                   // Between the restart onto this library and the update, 0.5.0's function keeps its
+	                   // own rules: the claims live for three intervals and 10 s, renewed at every pass.
+	                   Int32GetDatum(catalog_at_050 ? 3 * node_check_interval_s + 10 : renew ? 1 : 0),
 	                   TimestampTzGetDatum(PgStartTime)};
 	if (SPI_execute_with_args(query, 6, types, values, nullptr, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "snowflake: the node check's query failed");
