@@ -216,6 +216,7 @@ int64_t own_claim_started_us(const Self &self, char (&heartbeat)[48]) {
 // server last wrote on its own claim, and the heartbeats first seen here on the claims of its cluster's
 // earlier timelines (its own past, until one is written again: then its original still runs).
 char own_heartbeat[48];
+char written_heartbeat[48]; // this pass's, made own_heartbeat once the pass commits
 struct PastClaim {
 	int32_t timeline;
 	char heartbeat[48];
@@ -226,8 +227,9 @@ int past_count = 0;
 // A copy of this server that issues IDs too, as this pass finds it, described into copy: a claim of its
 // cluster on a later timeline (a promoted copy of it, or it is the old primary), one of an earlier
 // timeline written since this server first saw it (its original still runs: it is the promoted copy),
-// or its own claim written by another server (a clone on its timeline). False when there is none.
-bool copy_found(const Self &self, char (&copy)[192]) {
+// or its own claim written by another server (a clone on its timeline), with that claim's identity
+// into identity. False when there is none.
+bool copy_found(const Self &self, char (&copy)[192], char (&identity)[64]) {
 	const char *query = "SELECT timeline, " SNOWFLAKE_CLAIM_US("heartbeat") ", server FROM snowflake_node_check.claims "
 	                    "WHERE system_identifier OPERATOR(pg_catalog.=) $1";
 	Oid types[1] = {TEXTOID};
@@ -240,6 +242,7 @@ bool copy_found(const Self &self, char (&copy)[192]) {
 		const char *heartbeat = text_at(i, 2);
 		char server[2 * kClaimServerMax];
 		escape_claim_text(text_at(i, 3), server, sizeof(server));
+		snprintf(identity, sizeof(identity), "%s:%d", self.system_identifier, timeline);
 		if (timeline > self.timeline) {
 			snprintf(copy, sizeof(copy), "%s (%s:%d), a promoted copy of this server", server, self.system_identifier,
 			         timeline);
@@ -323,15 +326,14 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	const bool refusing = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Refusing;
 	const bool refuse_policy = static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
 	// Before this pass writes: a claim of this server's identity written since its own last write.
-	if (copy_found(self, report)) {
-		strlcpy(refused_identity, "", sizeof(refused_identity));
+	if (copy_found(self, report, refused_identity)) {
 		refuse_node(state, refuse_policy ? node : -1);
 		return refuse_policy ? NodeCheck::Refusing : NodeCheck::Warning;
 	}
 	Rival rival{};
 	char unasked[192];
 	const bool found = earliest_rival(schema, self, node, issued_now > issued_at_write, rival, unasked);
-	const int64_t mine = own_claim_started_us(self, own_heartbeat);
+	const int64_t mine = own_claim_started_us(self, written_heartbeat);
 	if (!found) {
 		if (unasked[0] == '\0') {
 			refuse_node(state, -1);
@@ -372,6 +374,7 @@ void guarded_pass(SharedState &state) {
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		issued_at_write = std::max(issued_at_write, issued_now); // the claim written (if it was due) is durable
+		strlcpy(own_heartbeat, written_heartbeat, sizeof(own_heartbeat));
 	}
 	PG_CATCH();
 	{

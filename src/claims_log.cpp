@@ -16,8 +16,7 @@ void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, 
 		                                "in database \"%s\". Either lifts the refusal within "
 		                                "snowflake.node_check_interval; silence never does.",
 		                                identity, check_database)
-		                      : errhint("Give this server a node of its own and reload the configuration, or stop the "
-		                                "copy; the refusal lifts within snowflake.node_check_interval.")));
+		                      : errhint("Give this server a node of its own and reload the configuration.")));
 	else if (now == NodeCheck::Warning)
 		ereport(WARNING, (errmsg("snowflake: node %d is also claimed by %s; two servers on one node can issue the same "
 		                         "IDs",

@@ -299,7 +299,10 @@ Datum snowflake_state(PG_FUNCTION_ARGS) {
 Datum snowflake_record_layout(PG_FUNCTION_ARGS) {
 	int64_t epoch = 0;
 	snowflake::Layout layout{};
-	if (snowflake::layout_in_effect(epoch, layout))
+	// While the layout is unconfirmed after a start without a state file, the settings may be the
+	// wrong ones: the new database records nothing rather than confirm them (layout_record.hpp).
+	if (snowflake::layout_in_effect(epoch, layout) &&
+	    pg_atomic_read_u32(&snowflake::shared_state->layout_unconfirmed) == 0)
 		snowflake::put_layout_on_record(epoch, layout);
 	PG_RETURN_VOID();
 }

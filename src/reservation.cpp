@@ -204,16 +204,20 @@ void renew_reservations(EachRound each_round) {
 		const int64_t now_ms = generator_clock_us(state) / 1000;
 		const Renewal renewal =
 		    state.blocked == Blocked::No ? state.generator.renewal(now_ms, policy) : Renewal{-1, -1};
+		// No write at all before a call has compared the databases' record of the layout while nothing is
+		// issued (layout_record.hpp): a file of the settings' layout would pass for the record at the next start.
+		const bool unconfirmed = pg_atomic_read_u32(&state.layout_unconfirmed) != 0 && state.generator.last_id < 0;
 		// With nothing to renew, a disk last seen failing, or slower than a call waits, is tried again every
 		// few seconds by writing the reservation as it stands, so that the state says how it is now, not
 		// how one write once went (an idle server makes no other write).
-		const bool probe = renewal.target_tick < 0 && state.blocked == Blocked::No && monotonic_us() >= next_probe_us &&
+		const bool probe = renewal.target_tick < 0 && !unconfirmed && state.blocked == Blocked::No &&
+		                   monotonic_us() >= next_probe_us &&
 		                   (pg_atomic_read_u32(&state.write_errno) != 0 ||
 		                    static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us)) >= kMaxWriteLatencyUs);
 		// A reservation still ahead of the clock whose record a checkpoint has passed (crash recovery
 		// would start after it) is logged again, so that the WAL replayed after a crash always holds the
 		// latest; one past, or no ID at all since, needs nothing (wal.hpp).
-		const bool relog = renewal.target_tick < 0 && !probe && state.blocked == Blocked::No &&
+		const bool relog = renewal.target_tick < 0 && !probe && !unconfirmed && state.blocked == Blocked::No &&
 		                   state.generator.reserved_tick > policy.layout.tick_of(now_ms, epoch_ms) &&
 		                   wal_record_passed(state);
 		const int64_t target_tick =

@@ -156,8 +156,10 @@ void recover_reservation(SharedState &state) {
 			break;
 		set_floor(state, StartFloor::LastCheckpoint, checkpoint_floor(control, policy));
 		// pg_upgrade's new data directory, or a file removed: the layout IDs were issued with is on
-		// record in the databases only (layout_record.hpp).
+		// record in the databases only (layout_record.hpp). Nothing is written until a call has
+		// compared it: a file of the settings would pass for the record at the next start.
 		pg_atomic_write_u32(&state.layout_unconfirmed, IsBinaryUpgrade ? 0 : 1);
+		put_on_record = false;
 		break;
 	case StateRead::Corrupt:
 		state.blocked = Blocked::StateDamaged;
@@ -305,6 +307,11 @@ void record_last_id_at_exit(SharedState &state, int exit_code) {
 	}
 	if (exit_code != 0 || state.blocked != Blocked::No || IsBinaryUpgrade || !read_control(control) ||
 	    !control.clean_shutdown)
+		return;
+	// A run that never compared the databases' record of the layout and issued nothing leaves no file,
+	// so that the next start compares it (layout_record.hpp).
+	if (pg_atomic_read_u32(&state.layout_unconfirmed) != 0 && state.generator.last_id < 0 &&
+	    state.generator.reserved_tick <= state.start_floor_tick)
 		return;
 	// After a clean shutdown: the exact last ID (or, if none was issued, the floor as it stands), with
 	// the mark of that shutdown, so the next start can tell this file from a copy.

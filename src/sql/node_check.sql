@@ -77,12 +77,12 @@ $acl$;
 -- renews at every pass), and returns every claim on its node by another server, however old: a claim
 -- stands until its server moves it to another node or an operator releases it (snowflake_release_claim()).
 -- Claims of this server's own past are not another server's: an earlier timeline of its cluster (before a
--- promotion), or its name with a heartbeat from before it started (pg_upgrade, a restored data
--- directory). Since when a server issues under a node is kept while the node stays the same, taken over
+-- promotion), and every claim of a cluster that wrote one under its name before this cluster was
+-- created (pg_upgrade: its system identifier holds its initdb's time, on the same host's clock). Since when a server issues under a node is kept while the node stays the same, taken over
 -- from its own past on that node, and otherwise set after every claim on the node it sees, so that a
 -- server that claims a node after seeing another's claim on it is the later one whatever the two clocks
 -- say. A Citus server that could not be asked is a row of its own, with NULL claimed_at and identity,
--- and the error in claimant.
+-- and the error in claimant. started, this server's start, is no longer read (0.5.0's library passes it).
 CREATE FUNCTION snowflake_claim_node(node integer, server text, system_identifier text, timeline integer,
                                      renew integer, started timestamptz)
 RETURNS TABLE (claimant text, claimed_at timestamptz, identity text)
@@ -97,13 +97,15 @@ DECLARE
   citus_cluster boolean := false;
 BEGIN
   SELECT snowflake_claim_node.system_identifier AS sid, snowflake_claim_node.timeline AS tli,
-         snowflake_claim_node.server AS name, snowflake_claim_node.started AS started INTO me;
+         snowflake_claim_node.server AS name,
+         to_timestamp(floor(snowflake_claim_node.system_identifier::numeric / 4294967296)) AS created INTO me;
   RETURN QUERY
     SELECT c.server, c.started_at, c.system_identifier || ':' || c.timeline
     FROM snowflake_node_check.claims c
     WHERE c.node = snowflake_claim_node.node
       AND NOT (c.system_identifier = me.sid AND c.timeline <= me.tli)
-      AND NOT (c.server = me.name AND c.heartbeat < me.started);
+      AND c.system_identifier NOT IN (SELECT p.system_identifier FROM snowflake_node_check.claims p
+                                      WHERE p.server = me.name AND p.heartbeat < me.created);
   IF to_regclass('pg_catalog.pg_dist_node') IS NOT NULL THEN
     EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_node)' INTO citus_cluster;
   END IF;
@@ -118,12 +120,12 @@ BEGIN
       FROM r, json_array_elements(CASE WHEN r.success AND r.result <> '' THEN r.result::json ELSE '[]' END) e
       WHERE (e->>4)::integer = $2
         AND NOT ((e->>2) = $3 AND (e->>3)::integer <= $4)
-        AND NOT ((e->>0) = $5 AND (e->>6)::timestamptz < $6)
+        AND NOT ((e->>0) = $5 AND (e->>6)::timestamptz < $6 AND (e->>2) <> $3)
       UNION ALL
       SELECT coalesce(d.nodename || ':' || d.nodeport, 'node ' || r.nodeid) || ': ' || r.result, NULL, NULL
       FROM r LEFT JOIN pg_dist_node d ON d.nodeid = r.nodeid
       WHERE NOT r.success$q$
-      USING probe, node, me.sid, me.tli, me.name, me.started;
+      USING probe, node, me.sid, me.tli, me.name, me.created;
   END IF;
   SELECT c.node, c.server, c.started_at INTO prior
   FROM snowflake_node_check.claims c WHERE c.system_identifier = me.sid AND c.timeline = me.tli;
@@ -132,7 +134,10 @@ BEGIN
     IF since IS NULL THEN
       SELECT min(c.started_at) INTO since FROM snowflake_node_check.claims c
       WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
-        AND ((c.system_identifier = me.sid AND c.timeline < me.tli) OR (c.server = me.name AND c.heartbeat < me.started));
+        AND ((c.system_identifier = me.sid AND c.timeline < me.tli)
+             OR c.system_identifier IN (SELECT p.system_identifier FROM snowflake_node_check.claims p
+                                        WHERE p.server = me.name AND p.heartbeat < me.created
+                                          AND p.system_identifier <> me.sid));
     END IF;
     IF since IS NULL THEN
       SELECT greatest(now(), max(c.started_at) + interval '1 millisecond') INTO since FROM snowflake_node_check.claims c

@@ -34,6 +34,17 @@ $running$;
 -- @recreate snowflake_claim_node(integer, text, text, integer, integer, timestamptz)
 -- @new snowflake_release_claim(text)
 
+-- The claims 0.5.0 ignored already as stale (a heartbeat older than three intervals and 10 s), but
+-- this server's own: from 0.6.0 on a claim stands until released, and these would begin refusals no
+-- live server stands behind. A live server behind one writes it again when it next issues IDs.
+DELETE FROM snowflake_node_check.claims c
+WHERE c.heartbeat OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(
+        secs => (3 OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch',
+          coalesce(pg_catalog.current_setting('snowflake.node_check_interval', true), '5s')::pg_catalog.interval))
+        OPERATOR(pg_catalog.+) 10))
+  AND c.system_identifier OPERATOR(pg_catalog.<>) (SELECT s.system_identifier::pg_catalog.text
+                                                   FROM pg_catalog.pg_control_system() s);
+
 -- The epoch and layout on record in this database (issue 33, item 6), which pg_upgrade carries along.
 -- @new snowflake_layout_on_record()
 -- @new snowflake_record_layout()
