@@ -7,6 +7,7 @@
 #include "claim_rules.hpp"
 #include "claims_log.hpp"
 #include "node.hpp"
+#include "subscriptions.hpp"
 
 #include <algorithm>
 #include <unistd.h>
@@ -71,28 +72,6 @@ const char *extension_schema() {
 		return nullptr;
 	catalog_at_050 = strcmp(text_at(0, 2), "0.5.0") == 0;
 	return pstrdup(text_at(0, 1));
-}
-
-// Reads this server's Citus group and hands the node it gives to node.hpp: a group above 0 is a
-// worker's; group 0 is the coordinator's only when Citus's metadata lists a server, else this
-// server is in no cluster yet.
-void read_citus_group(SharedState &state) {
-	if (SPI_execute("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL", true, 1) !=
-	        SPI_OK_SELECT ||
-	    strcmp(text_at(0, 1), "t") != 0) {
-		publish_citus_group(state, -1, NodeProblem::CitusNotInstalled);
-		return;
-	}
-	if (SPI_execute("SELECT (SELECT groupid FROM pg_catalog.pg_dist_local_group), "
-	                "EXISTS (SELECT FROM pg_catalog.pg_dist_node)",
-	                true, 1) != SPI_OK_SELECT ||
-	    SPI_processed != 1 || *text_at(0, 1) == '\0') {
-		publish_citus_group(state, -1, NodeProblem::CitusUnreadable);
-		return;
-	}
-	const int64_t group = strtoll(text_at(0, 1), nullptr, 10);
-	const bool listed = strcmp(text_at(0, 2), "t") == 0;
-	publish_citus_group(state, group, group == 0 && !listed ? NodeProblem::CitusNotInCluster : NodeProblem::None);
 }
 
 // The claims' times as the worker reads them: Unix µs as numeric text, exact, and 'Infinity' for an
@@ -295,6 +274,9 @@ bool others_share(const Self &self, char (&report)[192]) {
 // The identity of the server the last refusal names (for its HINT), "" when none.
 char refused_identity[64];
 
+// The statements that let a subscription bring the claims, for the HINT of 'incomplete' ("" when none).
+char subscription_fix[640];
+
 // IDs issued when this server's claim was last written (-1: not yet read), and the count a pass that
 // commits makes the new mark.
 int64_t issued_at_write = -1;
@@ -335,13 +317,17 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	const bool found = earliest_rival(schema, self, node, issued_now > issued_at_write, rival, unasked);
 	const int64_t mine = own_claim_started_us(self, written_heartbeat);
 	if (!found) {
-		if (unasked[0] == '\0') {
+		const bool share = unasked[0] == '\0' && others_share(self, report);
+		subscription_fix[0] = '\0';
+		if (unasked[0] != '\0')
+			snprintf(report, sizeof(report), "could not ask %s", unasked);
+		else if (share || !subscription_cannot_bring_claims(report, subscription_fix)) {
 			refuse_node(state, -1);
-			return others_share(self, report) ? NodeCheck::OthersShare : NodeCheck::Ok;
+			return share ? NodeCheck::OthersShare : NodeCheck::Ok;
 		}
 		// A Citus server that could not be asked may hold the claim a refusal waits for: silence never lifts it.
-		snprintf(report, sizeof(report), "could not ask %s", unasked);
-		if (refusing)
+		// A subscription that cannot bring claims (subscriptions.hpp) never brought the one it waited for.
+		if (refusing && unasked[0] != '\0')
 			return NodeCheck::Refusing;
 		refuse_node(state, -1);
 		return NodeCheck::Incomplete;
@@ -389,7 +375,8 @@ void guarded_pass(SharedState &state) {
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, nullptr);
 	publish_node_check(state, status, report, false);
-	log_change(was, status, report, configured_node(state).node, refused_identity);
+	log_change(was, status, report, configured_node(state).node,
+	           status == NodeCheck::Incomplete ? subscription_fix : refused_identity);
 	pass_done(state);
 }
 

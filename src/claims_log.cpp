@@ -39,6 +39,11 @@ void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, 
 		                         report),
 		                  errhint("Give one of them a node of its own and reload its configuration; this server "
 		                          "keeps issuing under its own node.")));
+	else if (now == NodeCheck::Incomplete && identity[0] != '\0') // a subscription that cannot bring claims
+		ereport(WARNING, (errmsg("snowflake: the node check %s, so it cannot tell whether its publisher's servers "
+		                         "share this server's node",
+		                         report),
+		                  errhint("%s", identity)));
 	else if (now == NodeCheck::Incomplete)
 		ereport(LOG, (errmsg("snowflake: the node check %s, so it cannot tell whether they share this server's "
 		                     "node",

@@ -9,7 +9,8 @@ namespace snowflake {
 
 // Logs what a pass found when it differs from the last pass: a conflict (WARNING, naming the other
 // server; a refusal's HINT names how to release the claim of identity, when there is one), its end, a
-// failure, nothing to claim with, and the check working (again).
+// failure, nothing to claim with, a server it cannot see (for 'incomplete', identity is the HINT's
+// statements that let a subscription bring the claims, "" for Citus), and the check working (again).
 void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity);
 
 } // namespace snowflake

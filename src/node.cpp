@@ -1,7 +1,8 @@
 // The node in effect and where it comes from (see node.hpp for the
 // publication protocol): the settings read with the host name and the
 // postmaster's environment, the Citus group the node check hands in, the
-// refusal of a conflicting node, and the words and errors for each.
+// refusal of a conflicting node, and the words and errors for each; the
+// node check's pass reads the Citus group here.
 #include "node.hpp"
 
 #include <unistd.h>
@@ -121,6 +122,29 @@ void publish_citus_group(SharedState &state, int64_t group, NodeProblem problem)
 			break;
 	}
 	update_node_in_effect(state);
+}
+
+void read_citus_group(SharedState &state) {
+	auto citus_text = [](int col) {
+		const char *value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col);
+		return value != nullptr ? value : "";
+	};
+	if (SPI_execute("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL", true, 1) !=
+	        SPI_OK_SELECT ||
+	    strcmp(citus_text(1), "t") != 0) {
+		publish_citus_group(state, -1, NodeProblem::CitusNotInstalled);
+		return;
+	}
+	if (SPI_execute("SELECT (SELECT groupid FROM pg_catalog.pg_dist_local_group), "
+	                "EXISTS (SELECT FROM pg_catalog.pg_dist_node)",
+	                true, 1) != SPI_OK_SELECT ||
+	    SPI_processed != 1 || *citus_text(1) == '\0') {
+		publish_citus_group(state, -1, NodeProblem::CitusUnreadable);
+		return;
+	}
+	const int64_t group = strtoll(citus_text(1), nullptr, 10);
+	const bool listed = strcmp(citus_text(2), "t") == 0;
+	publish_citus_group(state, group, group == 0 && !listed ? NodeProblem::CitusNotInCluster : NodeProblem::None);
 }
 
 void refuse_node(SharedState &state, int32_t node) noexcept {

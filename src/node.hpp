@@ -51,6 +51,11 @@ void publish_configured_node(SharedState &state) noexcept;
 // 'citus'; problem says why there is none (CitusNotInstalled, CitusUnreadable, CitusNotInCluster).
 void publish_citus_group(SharedState &state, int64_t group, NodeProblem problem) noexcept;
 
+// Reads this server's Citus group (in the node check's pass, SPI connected) and publishes the node it
+// gives: a group above 0 is a worker's; group 0 is the coordinator's only when Citus's metadata lists a
+// server, else this server is in no cluster yet.
+void read_citus_group(SharedState &state);
+
 // Refuses node (a node conflict found by the node check), or lifts the refusal (-1).
 void refuse_node(SharedState &state, int32_t node) noexcept;
 

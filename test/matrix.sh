@@ -178,9 +178,9 @@ copy_tree() {
 }
 
 # The test command inside chroot $1 against PostgreSQL $2 (or the suites SELECTED), without the
-# matrix itself; npm and Node trust the host's CA certificates.
+# matrix itself; npm and Node trust the host's CA certificates. GTEST_FILTER, when set, goes along.
 run_suites() {
-  in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 SNOWFLAKE_FULL_MATRIX="${SNOWFLAKE_FULL_MATRIX:-}" npm_config_cafile=/etc/ssl/host-ca-certificates.crt \
+  in_chroot "$1" env PG_MAJOR="$2" SNOWFLAKE_IN_MATRIX=1 SNOWFLAKE_FULL_MATRIX="${SNOWFLAKE_FULL_MATRIX:-}" ${GTEST_FILTER:+GTEST_FILTER="$GTEST_FILTER"} npm_config_cafile=/etc/ssl/host-ca-certificates.crt \
     NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca-certificates.crt bash /srv/snowflake/scripts/test.sh ${SELECTED[@]+"${SELECTED[@]}"}
 }
 

@@ -72,6 +72,19 @@ BEGIN
 END
 $acl$;
 
+-- On PostgreSQL 16 and later a role that is not a superuser may own a subscription (pg_create_subscription's
+-- members). Its workers look the claims up through their schema, which USAGE lets them do: without it, a
+-- FOR ALL TABLES subscription could not even be made. It writes nothing: only the owner may write the claims
+-- (docs/many-servers.md, "A subscription owned by a role that is not a superuser", says what such a
+-- subscription then replicates, and the statements that let it bring the claims too).
+DO $usage$
+BEGIN
+  IF pg_catalog.to_regrole('pg_create_subscription') IS NOT NULL THEN
+    GRANT USAGE ON SCHEMA snowflake_node_check TO pg_create_subscription;
+  END IF;
+END
+$usage$;
+
 -- Writes this server's claim when it has none, when its node or name changed, or when renew is above 0
 -- (the server issued IDs since its last write; 0.5.0's library passes its staleness bound there, and so
 -- renews at every pass), and returns every claim on its node by another server, however old: a claim

@@ -52,6 +52,15 @@ WHERE c.heartbeat OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-
 -- A role granted snowflake_cluster_nodes() without pg_read_all_settings runs it (issue 37, item 7).
 -- @replace snowflake_cluster_nodes()
 
+-- A subscription owned by a role that is not a superuser (PostgreSQL 16+) looks the claims up through their schema (issue 34, item 2).
+DO $usage$
+BEGIN
+  IF pg_catalog.to_regrole('pg_create_subscription') IS NOT NULL THEN
+    GRANT USAGE ON SCHEMA snowflake_node_check TO pg_create_subscription;
+  END IF;
+END
+$usage$;
+
 -- The node check's claims (issue 34, item 10): no role but their owner writes them, whatever default privileges granted at install; users' SELECT and USAGE grants stay theirs.
 DO $repair$
 DECLARE
@@ -77,12 +86,14 @@ BEGIN
   -- A REVOKE in an extension's script records the object's whole privilege list, users' grants included,
   -- in pg_init_privs as the extension's own, and pg_dump then leaves those grants out (CONTRIBUTING.md,
   -- Building): the initial privileges of the schema and the table go back to exactly what the install
-  -- script's statements give, the owner's defaults and pg_monitor's USAGE or SELECT, and PostgreSQL
+  -- script's statements give, the owner's defaults, pg_monitor's USAGE or SELECT and (16+) pg_create_subscription's USAGE, and PostgreSQL
   -- 17+'s dependencies on roles go with the roles no longer named there.
   FOR g IN
     SELECT 'pg_catalog.pg_namespace'::pg_catalog.regclass AS catalog, n.oid AS object,
            pg_catalog.acldefault('n', n.nspowner) OPERATOR(pg_catalog.||)
-             pg_catalog.makeaclitem('pg_monitor'::pg_catalog.regrole, n.nspowner, 'USAGE', false) AS acl
+             pg_catalog.makeaclitem('pg_monitor'::pg_catalog.regrole, n.nspowner, 'USAGE', false)
+             OPERATOR(pg_catalog.||) pg_catalog.array_remove(ARRAY[pg_catalog.makeaclitem(
+               pg_catalog.to_regrole('pg_create_subscription'), n.nspowner, 'USAGE', false)], NULL) AS acl
     FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_node_check'
     UNION ALL
     SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, c.oid,

@@ -1,0 +1,117 @@
+// Integration test of the node check beside a subscription owned by a role
+// that is not a superuser (issue 34, item 2; PostgreSQL 16 and later, so it
+// runs in the version matrix and is skipped on 15): such a subscription to a
+// FOR ALL TABLES publication can be made and replicates the users' rows, the
+// subscriber's check reports that it sees no claims through it, and the
+// statements of its HINT let the claims arrive, after which a conflict behind
+// the subscription is seen.
+#include "server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+namespace snowflake::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A text value of one row and column on conn.
+std::string text_on(pqxx::connection &conn, const std::string &query) {
+	pqxx::work tx{conn};
+	return one_value<std::string>(tx, query);
+}
+
+// A server on node n checking every second, with logical replication on and a role r that owns the
+// table items and may make subscriptions (pg_create_subscription), as PostgreSQL 16 lets a DBA
+// delegate replication.
+struct Replicating {
+	Server server;
+	Replicating(const std::string &name, int node)
+	    : server(name, {kPreload, "snowflake.node = " + std::to_string(node), "snowflake.node_check_interval = 1",
+	                    "wal_level = logical", "wal_retrieve_retry_interval = '1s'"}) {}
+	// Starts the server and makes the extension, the role and its table; a connection as postgres.
+	pqxx::connection start() {
+		set_up();
+		return server.connect();
+	}
+	// Starts the server and makes the extension, the role and its table.
+	void set_up() {
+		if (!server.start())
+			throw std::runtime_error("the server did not start: " + server.log());
+		pqxx::connection admin = server.connect();
+		exec(admin, {"CREATE EXTENSION snowflake", "CREATE ROLE r LOGIN REPLICATION PASSWORD 'pw'",
+		             "GRANT pg_create_subscription TO r", "GRANT CREATE ON DATABASE postgres TO r",
+		             "CREATE TABLE items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v integer)",
+		             "ALTER TABLE items OWNER TO r"});
+	}
+};
+
+// The statements of the HINT logged on server after marker, up to the first text of end.
+std::string hint_statements(const Server &server, const std::string &marker, const std::string &end) {
+	const std::string log = server.log();
+	const size_t hint = log.find("HINT:", log.find("sees no claims through subscription"));
+	const size_t from = log.find(marker, hint);
+	const size_t to = log.find(end, from);
+	if (hint == std::string::npos || from == std::string::npos || to == std::string::npos)
+		throw std::runtime_error("no HINT with \"" + marker + "\" in the log: " + log);
+	return log.substr(from + marker.size(), to - from - marker.size());
+}
+
+// 0.5.0 refused the subscription itself (permission denied for the claims' schema). Now the users' rows
+// replicate, and the subscriber reports 'incomplete' with a WARNING naming the subscription and its owner;
+// the HINT's statements, run as written, bring the claims, and a server behind the subscription that moves
+// onto the subscriber's node is then seen.
+TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHintBringsTheClaims) {
+	Replicating pub("subscription-pub", 1);
+	pqxx::connection pub_admin = pub.start();
+	if (query_int(pub_admin, "SELECT current_setting('server_version_num')::int") < 160000)
+		GTEST_SKIP() << "a subscription owned by a role that is not a superuser needs PostgreSQL 16";
+	Replicating sub("subscription-sub", 2);
+	pqxx::connection sub_admin = sub.start();
+	{ // r reaches the publisher with a password, as PostgreSQL requires of a subscription it owns
+		const std::string hba = pub.server.data_file("pg_hba.conf");
+		ASSERT_EQ(run("sed -i '1i local all r scram-sha-256' " + hba), 0);
+		pub.server.reload();
+	}
+	exec(pub_admin, {"CREATE PUBLICATION allpub FOR ALL TABLES", "INSERT INTO items (v) SELECT 1 FROM generate_series(1, 10)"});
+	pqxx::connection as_r{sub.server.conninfo() + " user=r"};
+	pqxx::nontransaction{as_r}.exec("CREATE SUBSCRIPTION s CONNECTION '" + pub.server.conninfo() +
+	                                " user=r password=pw' PUBLICATION allpub WITH (origin = none)");
+	exec(pub_admin, {"INSERT INTO items (v) SELECT 2 FROM generate_series(1, 10)"});
+	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, "SELECT count(*) FROM items") == 20; }, 30s))
+	    << "the users' rows did not arrive: " << sub.server.log();
+
+	EXPECT_TRUE(sub.server.wait_for_log("sees no claims through subscription \"s\": its owner \"r\" may not apply them",
+	                                    20s))
+	    << sub.server.log();
+	EXPECT_EQ(text_on(sub_admin, "SELECT node_check FROM snowflake_node_status()"), "incomplete");
+	const std::string pub_id = text_on(pub_admin, "SELECT system_identifier::text FROM pg_control_system()");
+	const std::string pub_claims = "SELECT count(*) FROM snowflake_node_check.claims WHERE system_identifier = '" +
+	                               pub_id + "'";
+	EXPECT_EQ(query_int(sub_admin, pub_claims), 0);
+
+	// The HINT, run as written: its statements here, and the publisher's with "that user" being r.
+	const std::string here = hint_statements(sub.server, "as a superuser here: ", "; and on its publisher");
+	exec(sub_admin, {here});
+	const std::string there = hint_statements(sub.server, "let the subscription's user read them: ", ". Or give");
+	exec(pub_admin, {std::regex_replace(there, std::regex("that user"), "r")});
+	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, pub_claims) == 1; }, 30s))
+	    << "the publisher's claim did not arrive: " << sub.server.log();
+	EXPECT_TRUE(wait_until([&] {
+		return text_on(sub_admin, "SELECT node_check FROM snowflake_node_status()") == "ok";
+	}, 20s));
+
+	// The claims now travel: the publisher moved onto the subscriber's node is seen there (it claimed the
+	// node later, and the one way back carries nothing, so the subscriber warns and keeps issuing).
+	pqxx::nontransaction{pub_admin}.exec("ALTER SYSTEM SET snowflake.node = 2");
+	exec(pub_admin, {"SELECT pg_reload_conf()"});
+	EXPECT_TRUE(wait_until([&] {
+		return text_on(sub_admin, "SELECT node_check FROM snowflake_node_status()") == "node conflict";
+	}, 30s)) << sub.server.log();
+	EXPECT_EQ(query_int(sub_admin, "SELECT count(*) FROM (SELECT snowflake_nextval()) n"), 1);
+	pqxx::nontransaction{as_r}.exec("DROP SUBSCRIPTION s");
+}
+
+} // namespace
+} // namespace snowflake::test
