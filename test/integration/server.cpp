@@ -134,7 +134,8 @@ Server::Server(const std::string &name, const std::vector<std::string> &conf_lin
 }
 
 Server::Server(const std::string &name, StandbyOf standby_of) : Server(name) {
-	if (run(pg_bin() + "/pg_basebackup -D " + data_ + " -R -X stream -h " + standby_of.primary.dir_ + " -U postgres >" +
+	// -c fast: the backup's checkpoint at once, where a spread one takes 14 s on an idle primary.
+	if (run(pg_bin() + "/pg_basebackup -D " + data_ + " -R -X stream -c fast -h " + standby_of.primary.dir_ + " -U postgres >" +
 	        dir_ + "/basebackup.log 2>&1") != 0)
 		throw std::runtime_error("pg_basebackup failed for " + dir_);
 	listen_here(); // the copied postgresql.conf names the primary's socket directory
