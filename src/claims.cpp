@@ -1,7 +1,7 @@
 // The node check (see claims.hpp for the claim, the worker and the
 // refusal): one pass in a transaction of its own through SPI, the decision a
-// pass's claims lead to, the report in shared memory and its words, the
-// start-up wait, and the ERROR of a refused call.
+// pass's claims lead to, the report in shared memory, and the start-up wait
+// (its words and log lines are in claims_log.cpp).
 #include "claims.hpp"
 
 #include "claim_rules.hpp"
@@ -207,10 +207,11 @@ int past_count = 0;
 // cluster on a later timeline (a promoted copy of it, or it is the old primary), one of an earlier
 // timeline written since this server first saw it (its original still runs: it is the promoted copy),
 // or its own claim written by another server (a clone on its timeline), with that claim's identity
-// into identity. False when there is none.
-bool copy_found(const Self &self, char (&copy)[192], char (&identity)[64]) {
-	const char *query = "SELECT timeline, " SNOWFLAKE_CLAIM_US("heartbeat") ", server FROM snowflake_node_check.claims "
-	                    "WHERE system_identifier OPERATOR(pg_catalog.=) $1";
+// into identity. Only a claim on node counts: a copy on another node issues other IDs. False when
+// there is none.
+bool copy_found(const Self &self, int32_t node, char (&copy)[192], char (&identity)[64]) {
+	const char *query = "SELECT timeline, " SNOWFLAKE_CLAIM_US("heartbeat") ", server, node FROM "
+	                    "snowflake_node_check.claims WHERE system_identifier OPERATOR(pg_catalog.=) $1";
 	Oid types[1] = {TEXTOID};
 	Datum values[1] = {CStringGetTextDatum(self.system_identifier)};
 	if (SPI_execute_with_args(query, 1, types, values, nullptr, false, 0) != SPI_OK_SELECT)
@@ -219,16 +220,19 @@ bool copy_found(const Self &self, char (&copy)[192], char (&identity)[64]) {
 		const int i = static_cast<int>(r);
 		const int32_t timeline = static_cast<int32_t>(strtol(text_at(i, 1), nullptr, 10));
 		const char *heartbeat = text_at(i, 2);
+		const bool here = strtol(text_at(i, 4), nullptr, 10) == node;
 		char server[2 * kClaimServerMax];
 		escape_claim_text(text_at(i, 3), server, sizeof(server));
 		snprintf(identity, sizeof(identity), "%s:%d", self.system_identifier, timeline);
 		if (timeline > self.timeline) {
+			if (!here)
+				continue;
 			snprintf(copy, sizeof(copy), "%s (%s:%d), a promoted copy of this server", server, self.system_identifier,
 			         timeline);
 			return true;
 		}
 		if (timeline == self.timeline) {
-			if (own_heartbeat[0] != '\0' && strcmp(heartbeat, own_heartbeat) != 0) {
+			if (here && own_heartbeat[0] != '\0' && strcmp(heartbeat, own_heartbeat) != 0) {
 				snprintf(copy, sizeof(copy), "%s (%s), a copy of this server on its timeline", server, self.identity);
 				return true;
 			}
@@ -242,7 +246,7 @@ bool copy_found(const Self &self, char (&copy)[192], char (&identity)[64]) {
 				strlcpy(past->heartbeat, heartbeat, sizeof(past->heartbeat));
 				++past_count;
 			}
-		} else if (strcmp(past->heartbeat, heartbeat) != 0) {
+		} else if (here && strcmp(past->heartbeat, heartbeat) != 0) {
 			snprintf(copy, sizeof(copy), "%s (%s:%d), the original this server was promoted from, still running",
 			         server, self.system_identifier, timeline);
 			return true;
@@ -308,7 +312,7 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	const bool refusing = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Refusing;
 	const bool refuse_policy = static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
 	// Before this pass writes: a claim of this server's identity written since its own last write.
-	if (copy_found(self, report, refused_identity)) {
+	if (copy_found(self, node, report, refused_identity)) {
 		refuse_node(state, refuse_policy ? node : -1);
 		return refuse_policy ? NodeCheck::Refusing : NodeCheck::Warning;
 	}
@@ -399,38 +403,6 @@ NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept {
 	const int64_t bound_us = (kStalePasses * node_check_interval_s + 10) * int64_t{1000000};
 	return node_check_interval_s > 0 && check_at_us > 0 && unix_now_us() - check_at_us > bound_us ? NodeCheck::Stale
 	                                                                                                : check;
-}
-
-const char *node_check_text(NodeCheck check) noexcept {
-	switch (check) {
-	case NodeCheck::Off:
-		return "off";
-	case NodeCheck::Starting:
-		return "starting";
-	case NodeCheck::NoExtension:
-		return "no extension";
-	case NodeCheck::Failing:
-		return "failing";
-	case NodeCheck::Standby:
-		return "standby";
-	case NodeCheck::Ok:
-		return "ok";
-	case NodeCheck::Refusing:
-		return "node conflict: refusing";
-	case NodeCheck::Warning:
-		return "node conflict";
-	case NodeCheck::Incomplete:
-		return "incomplete";
-	case NodeCheck::OthersShare:
-		return "node conflict between others";
-	case NodeCheck::CannotConnect:
-		return "cannot connect";
-	case NodeCheck::NoWorkerSlot:
-		return "no worker slot";
-	case NodeCheck::Stale:
-		return "stale";
-	}
-	return "unknown";
 }
 
 void await_first_node_check(SharedState &state) {

@@ -31,13 +31,13 @@
 //   SN001, with the other server named) under snowflake.node_conflict =
 //   'refuse', by refusing its node (node.hpp: the hot path is untouched); the
 //   one that claimed it first keeps issuing. A copy of a server refuses too:
-//   one that finds its cluster's claim on a later timeline (a promoted copy of
-//   it), its original's claim written again, or its own claim written by
-//   another server (a clone). Both log a WARNING and report the other server
-//   (snowflake_stats().node_conflict). A refusal ends on evidence only: a
-//   reload that moves this server's node, the other claim moved or released;
-//   silence (a partition, lag, a frozen server, a failing check, a Citus
-//   server that cannot be asked) never lifts it.
+//   one that finds, on its node, its cluster's claim on a later timeline (a
+//   promoted copy of it), its original's claim written again, or its own claim
+//   written by another server (a clone). Both log a WARNING and report the
+//   other server (snowflake_stats().node_conflict). A refusal ends on evidence
+//   only: a reload that moves this server's node, the other claim moved or
+//   released; silence (a partition, lag, a frozen server, a failing check, a
+//   Citus server that cannot be asked) never lifts it.
 // - What the worker trusts: it runs as the bootstrap superuser in a database
 //   other roles own, so its search_path is pinned to pg_catalog, pg_temp and
 //   every operator its queries use is named as pg_catalog's; a claim is

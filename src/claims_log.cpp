@@ -1,8 +1,42 @@
-// The node check's log lines (claims_log.hpp): one at each change of its
-// status, with the HINT that says what to do about it.
+// The node check's words: its status as snowflake_node_status() reports it
+// (node_check_text(), declared in claims.hpp), and its log lines
+// (claims_log.hpp): one at each change of its status, with the HINT that says
+// what to do about it.
 #include "claims_log.hpp"
 
 namespace snowflake {
+
+const char *node_check_text(NodeCheck check) noexcept {
+	switch (check) {
+	case NodeCheck::Off:
+		return "off";
+	case NodeCheck::Starting:
+		return "starting";
+	case NodeCheck::NoExtension:
+		return "no extension";
+	case NodeCheck::Failing:
+		return "failing";
+	case NodeCheck::Standby:
+		return "standby";
+	case NodeCheck::Ok:
+		return "ok";
+	case NodeCheck::Refusing:
+		return "node conflict: refusing";
+	case NodeCheck::Warning:
+		return "node conflict";
+	case NodeCheck::Incomplete:
+		return "incomplete";
+	case NodeCheck::OthersShare:
+		return "node conflict between others";
+	case NodeCheck::CannotConnect:
+		return "cannot connect";
+	case NodeCheck::NoWorkerSlot:
+		return "no worker slot";
+	case NodeCheck::Stale:
+		return "stale";
+	}
+	return "unknown";
+}
 
 void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity) {
 	if (now == was)

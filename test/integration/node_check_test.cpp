@@ -13,25 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A text value of one row and column, as postgres in database postgres.
-std::string text_of(const Server &server, const std::string &query) {
-	pqxx::connection conn = server.connect();
-	pqxx::work tx{conn};
-	return one_value<std::string>(tx, query);
-}
-
-// Waits until at least one whole pass of the node check has run since the call; false if none did in 20 s.
-bool a_whole_pass(const Server &server) {
-	for (int i = 0; i < 2; ++i) {
-		const std::string since = text_of(server, "SELECT clock_timestamp()::text");
-		if (!wait_until([&] { return text_of(server, "SELECT coalesce(checked_at > '" + since + "', false)::text "
-		                                             "FROM snowflake_node_status()") == "true"; },
-		                20s))
-			return false;
-	}
-	return true;
-}
-
 // A server on node 3 checking every second in database postgres, where the extension is installed.
 struct Checked {
 	Server server;

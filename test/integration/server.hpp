@@ -26,6 +26,12 @@ public:
 		const Server &primary;
 	};
 	Server(const std::string &name, StandbyOf standby_of);
+	// Creates a clone of a stopped server: its data directory copied whole (cp -a), so the two share
+	// the system identifier and the timeline.
+	struct CloneOf {
+		const Server &original;
+	};
+	Server(const std::string &name, CloneOf clone_of);
 	~Server();
 	Server(const Server &) = delete;
 	Server &operator=(const Server &) = delete;
@@ -140,6 +146,12 @@ long long lowest_after_raising_the_bound(const Server &server, pqxx::connection 
 // Runs pg_upgrade from the stopped server from into the new, never started server to (its ports'
 // sockets in a directory of to's own); an error naming the log when it fails.
 void pg_upgrade(const Server &from, const Server &to);
+
+// A text value of one row and column, as postgres in database postgres.
+std::string text_of(const Server &server, const std::string &query);
+
+// Waits until at least one whole pass of the node check has run since the call; false if none did in 20 s.
+bool a_whole_pass(const Server &server);
 
 // How often text occurs in haystack (a server log, say).
 int occurrences(const std::string &haystack, const std::string &text);
