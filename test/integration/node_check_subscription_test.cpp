@@ -16,12 +16,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A text value of one row and column on conn.
-std::string text_on(pqxx::connection &conn, const std::string &query) {
-	pqxx::work tx{conn};
-	return one_value<std::string>(tx, query);
-}
-
 // A server on node n checking every second, with logical replication on and a role r that owns the
 // table items and may make subscriptions (pg_create_subscription), as PostgreSQL 16 lets a DBA
 // delegate replication.
@@ -85,8 +79,8 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 	EXPECT_TRUE(sub.server.wait_for_log("sees no claims through subscription \"s\": its owner \"r\" may not apply them",
 	                                    20s))
 	    << sub.server.log();
-	EXPECT_EQ(text_on(sub_admin, "SELECT node_check FROM snowflake_node_status()"), "incomplete");
-	const std::string pub_id = text_on(pub_admin, "SELECT system_identifier::text FROM pg_control_system()");
+	EXPECT_EQ(text_of(sub.server, "SELECT node_check FROM snowflake_node_status()"), "incomplete");
+	const std::string pub_id = text_of(pub.server, "SELECT system_identifier::text FROM pg_control_system()");
 	const std::string pub_claims = "SELECT count(*) FROM snowflake_node_check.claims WHERE system_identifier = '" +
 	                               pub_id + "'";
 	EXPECT_EQ(query_int(sub_admin, pub_claims), 0);
@@ -99,7 +93,7 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, pub_claims) == 1; }, 30s))
 	    << "the publisher's claim did not arrive: " << sub.server.log();
 	EXPECT_TRUE(wait_until([&] {
-		return text_on(sub_admin, "SELECT node_check FROM snowflake_node_status()") == "ok";
+		return text_of(sub.server, "SELECT node_check FROM snowflake_node_status()") == "ok";
 	}, 20s));
 
 	// The claims now travel: the publisher moved onto the subscriber's node is seen there (it claimed the
@@ -107,7 +101,7 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 	pqxx::nontransaction{pub_admin}.exec("ALTER SYSTEM SET snowflake.node = 2");
 	exec(pub_admin, {"SELECT pg_reload_conf()"});
 	EXPECT_TRUE(wait_until([&] {
-		return text_on(sub_admin, "SELECT node_check FROM snowflake_node_status()") == "node conflict";
+		return text_of(sub.server, "SELECT node_check FROM snowflake_node_status()") == "node conflict";
 	}, 30s)) << sub.server.log();
 	EXPECT_EQ(query_int(sub_admin, "SELECT count(*) FROM (SELECT snowflake_nextval()) n"), 1);
 	pqxx::nontransaction{as_r}.exec("DROP SUBSCRIPTION s");
