@@ -29,13 +29,16 @@ struct Replicating {
 		set_up();
 		return server.connect();
 	}
-	// Starts the server and makes the extension, the role and its table.
+	// Starts the server and makes the extension, the role (a member of pg_create_subscription from
+	// PostgreSQL 16 on, where the role exists) and its table.
 	void set_up() {
 		if (!server.start())
 			throw std::runtime_error("the server did not start: " + server.log());
 		pqxx::connection admin = server.connect();
 		exec(admin, {"CREATE EXTENSION snowflake", "CREATE ROLE r LOGIN REPLICATION PASSWORD 'pw'",
-		             "GRANT pg_create_subscription TO r", "GRANT CREATE ON DATABASE postgres TO r",
+		             "DO $$ BEGIN IF to_regrole('pg_create_subscription') IS NOT NULL THEN "
+		             "GRANT pg_create_subscription TO r; END IF; END $$",
+		             "GRANT CREATE ON DATABASE postgres TO r",
 		             "CREATE TABLE items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v integer)",
 		             "ALTER TABLE items OWNER TO r"});
 	}
