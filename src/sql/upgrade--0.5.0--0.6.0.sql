@@ -52,20 +52,16 @@ WHERE c.heartbeat OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-
 -- A role granted snowflake_cluster_nodes() without pg_read_all_settings runs it (issue 37, item 7).
 -- @replace snowflake_cluster_nodes()
 
--- A subscription owned by a role that is not a superuser (PostgreSQL 16+) looks the claims up through their schema (issue 34, item 2).
-DO $usage$
-BEGIN
-  IF pg_catalog.to_regrole('pg_create_subscription') IS NOT NULL THEN
-    GRANT USAGE ON SCHEMA snowflake_node_check TO pg_create_subscription;
-  END IF;
-END
-$usage$;
-
 -- The node check's claims (issue 34, item 10): no role but their owner writes them, whatever default privileges granted at install; users' SELECT and USAGE grants stay theirs.
 DO $repair$
 DECLARE
   g record;
 BEGIN
+  -- A subscription owned by a role that is not a superuser (PostgreSQL 16+) looks the claims up through their
+  -- schema (issue 34, item 2), as the install script lets it.
+  IF pg_catalog.to_regrole('pg_create_subscription') IS NOT NULL THEN
+    GRANT USAGE ON SCHEMA snowflake_node_check TO pg_create_subscription;
+  END IF;
   -- Every privilege of another role on the claims but SELECT, and on their schema but USAGE: write
   -- (INSERT, UPDATE, DELETE, TRUNCATE), TRIGGER, REFERENCES, MAINTAIN (PostgreSQL 17+), CREATE.
   FOR g IN
