@@ -25,25 +25,30 @@ struct Replicating {
 	Replicating(const std::string &name, int node)
 	    : server(name, {kPreload, "snowflake.node = " + std::to_string(node), "snowflake.node_check_interval = 1",
 	                    "wal_level = logical", "wal_retrieve_retry_interval = '1s'"}) {}
-	// Starts the server and makes the extension, the role and its table; a connection as postgres.
-	pqxx::connection start() {
-		set_up();
+	// Starts the server and makes the role, its table and (unless told not to) the extension; a
+	// connection as postgres.
+	pqxx::connection start(bool with_extension = true) {
+		set_up(with_extension);
 		return server.connect();
 	}
-	// Starts the server and makes the extension, the role (a member of pg_create_subscription from
-	// PostgreSQL 16 on, where the role exists) and its table.
-	void set_up() {
+	// Starts the server and makes the role (a member of pg_create_subscription from PostgreSQL 16 on,
+	// where the role exists), its table and, when asked, the extension.
+	void set_up(bool with_extension) {
 		if (!server.start())
 			throw std::runtime_error("the server did not start: " + server.log());
 		pqxx::connection admin = server.connect();
-		exec(admin, {"CREATE EXTENSION snowflake", "CREATE ROLE r LOGIN REPLICATION PASSWORD 'pw'",
+		exec(admin, {"CREATE ROLE r LOGIN REPLICATION PASSWORD 'pw'",
 		             "DO $$ BEGIN IF to_regrole('pg_create_subscription') IS NOT NULL THEN "
 		             "GRANT pg_create_subscription TO r; END IF; END $$",
-		             "GRANT CREATE ON DATABASE postgres TO r",
-		             "CREATE TABLE items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v integer)",
+		             "GRANT CREATE ON DATABASE postgres TO r", "CREATE TABLE items (id bigint PRIMARY KEY, v integer)",
 		             "ALTER TABLE items OWNER TO r"});
+		if (with_extension)
+			exec(admin, {"CREATE EXTENSION snowflake"});
 	}
 };
+
+// Ten new rows of items, each with a new ID.
+const std::string kTenRows = "INSERT INTO items SELECT snowflake_nextval(), 1 FROM generate_series(1, 10)";
 
 // Subscription s of role r on sub to publication of pub (r reaching pub with a password, as PostgreSQL
 // requires of a subscription a role that is not a superuser owns); a connection to sub as r.
@@ -79,9 +84,9 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 		GTEST_SKIP() << "a subscription owned by a role that is not a superuser needs PostgreSQL 16";
 	Replicating sub("subscription-sub", 2);
 	pqxx::connection sub_admin = sub.start();
-	exec(pub_admin, {"CREATE PUBLICATION allpub FOR ALL TABLES", "INSERT INTO items (v) SELECT 1 FROM generate_series(1, 10)"});
+	exec(pub_admin, {"CREATE PUBLICATION allpub FOR ALL TABLES", kTenRows});
 	pqxx::connection as_r = subscribe_as_r(sub.server, pub.server, "allpub");
-	exec(pub_admin, {"INSERT INTO items (v) SELECT 2 FROM generate_series(1, 10)"});
+	exec(pub_admin, {kTenRows});
 	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, "SELECT count(*) FROM items") == 20; }, 30s))
 	    << "the users' rows did not arrive: " << sub.server.log();
 
@@ -127,13 +132,47 @@ TEST(NodeCheckSubscription, APublicationOfAllTablesExceptTheClaimsReplicatesWith
 	Replicating sub("except-sub", 2);
 	pqxx::connection sub_admin = sub.start();
 	exec(pub_admin, {"CREATE PUBLICATION nearly_all FOR ALL TABLES EXCEPT (TABLE snowflake_node_check.claims)",
-	                 "INSERT INTO items (v) SELECT 1 FROM generate_series(1, 10)"});
+	                 kTenRows});
 	pqxx::connection as_r = subscribe_as_r(sub.server, pub.server, "nearly_all");
 	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, "SELECT count(*) FROM items") == 10; }, 30s))
 	    << "the users' rows did not arrive: " << sub.server.log();
 	ASSERT_TRUE(a_whole_pass(sub.server));
 	EXPECT_EQ(text_of(sub.server, "SELECT node_check FROM snowflake_node_status()"), "ok");
 	EXPECT_EQ(occurrences(sub.server.log(), "cannot SET ROLE"), 0) << sub.server.log();
+	pqxx::nontransaction{as_r}.exec("DROP SUBSCRIPTION s");
+}
+
+// A subscription made before its publisher had the claims: 0.5.0 on the subscriber stopped it, for
+// every table, once the publisher created the extension (permission denied for the claims' schema).
+// Now it skips the claims and replicates on; after REFRESH PUBLICATION it takes them in, cannot apply
+// them, replicates on, and the check says 'incomplete'.
+TEST(NodeCheckSubscription, ASubscriptionReplicatesOnWhenItsPublisherCreatesTheExtension) {
+	Replicating pub("later-pub", 1);
+	pqxx::connection pub_admin = pub.start(false);
+	if (query_int(pub_admin, "SELECT current_setting('server_version_num')::int") < 160000)
+		GTEST_SKIP() << "a subscription owned by a role that is not a superuser needs PostgreSQL 16";
+	Replicating sub("later-sub", 2);
+	pqxx::connection sub_admin = sub.start();
+	exec(pub_admin, {"CREATE PUBLICATION allpub FOR ALL TABLES",
+	                 "INSERT INTO items SELECT g, 1 FROM generate_series(1, 10) g"});
+	pqxx::connection as_r = subscribe_as_r(sub.server, pub.server, "allpub");
+	const auto rows_arrive = [&](int rows) {
+		return wait_until([&] { return query_int(sub_admin, "SELECT count(*) FROM items") == rows; }, 30s);
+	};
+	EXPECT_TRUE(rows_arrive(10)) << sub.server.log();
+
+	exec(pub_admin, {"CREATE EXTENSION snowflake", kTenRows}); // its claim is written at its first pass
+	ASSERT_TRUE(a_whole_pass(pub.server));
+	exec(pub_admin, {kTenRows});
+	EXPECT_TRUE(rows_arrive(30)) << sub.server.log();
+	EXPECT_EQ(occurrences(sub.server.log(), "permission denied"), 0) << sub.server.log();
+	EXPECT_EQ(text_of(sub.server, "SELECT node_check FROM snowflake_node_status()"), "ok");
+
+	pqxx::nontransaction{as_r}.exec("ALTER SUBSCRIPTION s REFRESH PUBLICATION");
+	EXPECT_TRUE(sub.server.wait_for_log("sees no claims through subscription \"s\"", 20s)) << sub.server.log();
+	exec(pub_admin, {kTenRows});
+	EXPECT_TRUE(rows_arrive(40)) << sub.server.log();
+	EXPECT_EQ(text_of(sub.server, "SELECT node_check FROM snowflake_node_status()"), "incomplete");
 	pqxx::nontransaction{as_r}.exec("DROP SUBSCRIPTION s");
 }
 
