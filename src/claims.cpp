@@ -30,9 +30,14 @@ struct Self {
 	int32_t timeline;
 };
 
-// Ends a pass: counts it and wakes the calls waiting for the first one.
+// The moves of the node (`node_changes`) a pass had seen when it read the node it checked.
+uint32 pass_node_changes = 0;
+
+// Ends a pass: records the moves of the node it ran after, once its outcome is published (the node's
+// refusal and the status), and wakes the calls waiting for it.
 void pass_done(SharedState &state) {
-	pg_atomic_fetch_add_u32(&state.check_passes, 1);
+	pg_write_barrier();
+	pg_atomic_write_u32(&state.node_checked, pass_node_changes);
 	ConditionVariableBroadcast(&state.checked_cv);
 }
 
@@ -292,6 +297,8 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	report[0] = '\0';
 	if (node_source_kind == NodeSourceKind::Citus) // the node first: it needs Citus, not this extension
 		read_citus_group(state);
+	pass_node_changes = pg_atomic_read_u32(&state.node_changes); // the node read below is as new (node.hpp)
+	pg_read_barrier();
 	const char *schema = extension_schema();
 	if (schema == nullptr) {
 		snprintf(report, sizeof(report), "no snowflake extension in database \"%s\"", check_database);
@@ -384,10 +391,10 @@ void guarded_pass(SharedState &state) {
 	pass_done(state);
 }
 
-} // namespace
-
-NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept {
-	switch (check) { // the statuses a pass or the worker's start leaves, which the next pass replaces
+// Whether a pass of the node check follows status: one a pass or the worker's start leaves, which the
+// next pass replaces (not 'off', 'cannot connect', 'no worker slot', nor a reader's 'standby' or 'stale').
+bool a_pass_follows(NodeCheck status) noexcept {
+	switch (status) {
 	case NodeCheck::Starting:
 	case NodeCheck::NoExtension:
 	case NodeCheck::Failing:
@@ -396,28 +403,49 @@ NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept {
 	case NodeCheck::Warning:
 	case NodeCheck::Incomplete:
 	case NodeCheck::OthersShare:
-		break;
+		return true;
 	default:
-		return check;
+		return false;
 	}
-	const int64_t bound_us = (kStalePasses * node_check_interval_s + 10) * int64_t{1000000};
-	return node_check_interval_s > 0 && check_at_us > 0 && unix_now_us() - check_at_us > bound_us ? NodeCheck::Stale
-	                                                                                                : check;
 }
 
-void await_first_node_check(SharedState &state) {
-	const auto starting = [&state] {
-		return pg_atomic_read_u32(&state.check_passes) == 0 &&
-		       static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Starting;
-	};
-	if (node_check_interval_s == 0 || !starting())
-		return;
-	const int64_t deadline_us = state.created_us + kFirstCheckWaitMs * 1000;
+// How long a call may still wait for the pass the node check owes the node in effect (µs): 0 when it
+// owes none (the check is off, or no pass follows its status) or kFirstCheckWaitMs have passed since the
+// move. checked is `node_checked`, read before the caller read the node word.
+int64_t owed_wait_us(SharedState &state, uint32 checked) noexcept {
+	pg_read_barrier();
+	if (node_check_interval_s == 0 || pg_atomic_read_u32(&state.node_changes) == checked ||
+	    !a_pass_follows(static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status))))
+		return 0;
+	pg_read_barrier(); // the move's time was stored before it was counted
+	const int64_t moved_us = static_cast<int64_t>(pg_atomic_read_u64(&state.node_changed_us));
+	return std::max<int64_t>(0, moved_us + kFirstCheckWaitMs * 1000 - monotonic_us());
+}
+
+} // namespace
+
+int32_t node_to_step_under(SharedState &state, bool &check_owed) noexcept {
+	const uint32 checked = pg_atomic_read_u32(&state.node_checked);
+	pg_read_barrier();
+	const int32_t node = node_in_effect(state);
+	check_owed = owed_wait_us(state, checked) > 0;
+	return node;
+}
+
+void await_node_check(SharedState &state) {
 	ConditionVariablePrepareToSleep(&state.checked_cv);
-	for (int64_t left_us; starting() && (left_us = deadline_us - monotonic_us()) > 0;)
+	for (int64_t left_us; (left_us = owed_wait_us(state, pg_atomic_read_u32(&state.node_checked))) > 0;)
 		(void)ConditionVariableTimedSleep(&state.checked_cv, static_cast<long>((left_us + 999) / 1000),
 		                                  wait_event(WaitFor::NodeCheck));
 	ConditionVariableCancelSleep();
+}
+
+NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept {
+	if (!a_pass_follows(check))
+		return check;
+	const int64_t bound_us = (kStalePasses * node_check_interval_s + 10) * int64_t{1000000};
+	return node_check_interval_s > 0 && check_at_us > 0 && unix_now_us() - check_at_us > bound_us ? NodeCheck::Stale
+	                                                                                                : check;
 }
 
 void publish_not_checking(SharedState &state, NodeCheck status) {

@@ -43,16 +43,26 @@
 //   every operator its queries use is named as pg_catalog's; a claim is
 //   believed only when it keeps claim_rules.hpp's rules (else it is ignored
 //   and reported once, escaped). docs/security.md has who can do what.
-// - At start, the first calls wait for the first pass (at most
-//   kFirstCheckWaitMs after the shared state is created), so that a conflict
-//   found at once costs no ID; not when the worker could not connect
-//   (node_check_worker.hpp), whose exit says so at once.
+// - The first calls under a node wait for a pass of the check under it, so
+//   that a conflict found at once costs no ID: after a start, and after a
+//   reload (or a Citus group read) that moves the node to another. node.hpp
+//   counts the moves (`node_changes`), and each pass stores the count it read
+//   before its node (`node_checked`) once its outcome is published. A
+//   reload's SIGHUP wakes the worker at once, so the wait lasts about one
+//   pass, and a call under a node another server claimed first is refused
+//   with no ID issued. The wait is cancellable, ends kFirstCheckWaitMs after
+//   the move at most, and is not made while no pass follows: the check is
+//   off, or its worker could not connect (node_check_worker.hpp: its exit
+//   says so at once) or found no slot. A step reads the count under the
+//   generator's lock around the node word (node_to_step_under), so no ID is
+//   issued under a node before its pass; the fast path needs none of it, as
+//   it issues only under the node of the last ID.
 // - Being seen: each change of the status is logged once (log_change), and a
 //   status whose last pass is older than kStalePasses intervals and 10 s reads
 //   'stale' (node_check_as_read), so a stuck or gone worker never reads 'ok'.
 //
 // Shared fields (shmem.hpp): `check_status`, `check_at_us` and
-// `check_passes` are atomics the worker stores; `report` is a text under a
+// `node_checked` are atomics the worker stores; `report` is a text under a
 // sequence lock (`report_version`, odd while it is rewritten), written by the
 // worker, or by the renewal worker while none is registered;
 // `checked_cv` is broadcast after every pass.
@@ -64,7 +74,7 @@ namespace snowflake {
 // How many intervals (plus 10 s) after its last pass a check that still says how it went reads 'stale'.
 constexpr int64_t kStalePasses = 3;
 
-// How long the first calls after a start wait for the node check's first pass, at most.
+// How long after a start, or a move of the node, the first calls wait for the node check's pass, at most.
 constexpr int64_t kFirstCheckWaitMs = 10000;
 
 // What the node check found last, in words for snowflake_stats().node_check ("ok", "off", ...).
@@ -74,14 +84,18 @@ const char *node_check_text(NodeCheck check) noexcept;
 // worker should have ended another pass by now, else check.
 NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept;
 
-// Waits, cancellably, for the node check's first pass since the shared state was created, at most
-// until kFirstCheckWaitMs after its creation; returns at once, or as soon as it changes, once the
-// status is not 'starting': the check passed, is off (a single-user backend's always is), or cannot
-// run (the worker could not connect, or found no background worker slot).
-void await_first_node_check(SharedState &state);
+// The node word a step issues under (node_in_effect), read after the last pass's record, so that it is
+// at least as new as that pass's outcome; check_owed says whether the node check owes a pass under it,
+// which await_node_check waits for. Only atomic loads: a step calls it under the generator's lock.
+int32_t node_to_step_under(SharedState &state, bool &check_owed) noexcept;
+
+// Waits, cancellably and without the generator's lock, until the node check owes the node in effect no
+// pass: a pass under it ended, or the status is one no pass follows ('off', as a single-user backend's
+// always is, 'cannot connect', 'no worker slot'), or kFirstCheckWaitMs have passed since the move.
+void await_node_check(SharedState &state);
 
 // Publishes a status of a check that makes no pass ('off', 'no worker slot'; its writer: shmem.hpp),
-// logs it when it is a change, and wakes the calls waiting for a first pass; 'off' also lifts a refusal.
+// logs it when it is a change, and wakes the calls waiting for a pass; 'off' also lifts a refusal.
 void publish_not_checking(SharedState &state, NodeCheck status);
 
 // The node check worker's body: a pass every snowflake.node_check_interval until the server stops, or

@@ -126,9 +126,10 @@ struct LockedStep {
 	StartFloor floor_from;  // where the generator's floor came from
 };
 
-// One generator step for count IDs under the lock. When the reservation is spent, this call writes
-// the next one or waits for the process writing it (reserve_or_wait, without the lock, within the
-// call's one deadline for reservations); then steps again.
+// One generator step for count IDs under the lock. While the node check owes the node a pass (after a
+// start or a move of the node), this call waits for it without the lock; when the reservation is spent,
+// it writes the next one or waits for the process writing it (reserve_or_wait, without the lock, within
+// the call's one deadline for reservations); then steps again.
 LockedStep locked_step(SharedState &state, Policy policy, int32_t count, ReservationWait &wait) {
 	int64_t promoted_floor = -1;
 	int64_t regressed = 0;
@@ -139,8 +140,14 @@ LockedStep locked_step(SharedState &state, Policy policy, int32_t count, Reserva
 			LWLockRelease(state.lock);
 			check_not_blocked(state);
 		}
+		bool check_owed = false;
+		const int32_t node = node_to_step_under(state, check_owed);
+		if (unlikely(check_owed)) { // the first calls after a start or a move of the node (claims.hpp)
+			LWLockRelease(state.lock);
+			await_node_check(state);
+			continue;
+		}
 		policy.lead_ms = reservation_lead_ms(static_cast<int64_t>(pg_atomic_read_u64(&state.write_latency_us)));
-		const int32_t node = node_in_effect(state);
 		const int64_t clock_us = generator_clock_us(state);
 		const int64_t clock = clock_us / 1000;
 		if (const int64_t floor = settle_timeline(state, policy, clock); floor >= 0)
@@ -174,7 +181,6 @@ int64_t next_ids_slowly(SharedState &state, int32_t count) {
 	check_not_blocked(state);
 	if (layout_check_due(state))
 		confirm_layout_on_record(state);
-	await_first_node_check(state); // the first calls after a start: a conflict found at once costs no ID
 	int64_t give_up_at = -1;
 	ReservationWait wait; // one bound on waiting for reservations for the whole call, clock waits or not
 	for (;;) {

@@ -39,6 +39,15 @@ void update_node_in_effect(SharedState &state) noexcept {
 	}
 }
 
+// Counts a move of the configured node from was to node (node.hpp), before the move is published;
+// nothing for a node unchanged, or none.
+void count_move(SharedState &state, int32_t was, int32_t node) noexcept {
+	if (node < 0 || node == was)
+		return;
+	pg_atomic_write_u64(&state.node_changed_us, static_cast<uint64>(monotonic_us()));
+	pg_atomic_fetch_add_u32(&state.node_changes, 1);
+}
+
 // The host name, NUL-terminated (empty when it cannot be read).
 void host_name(char (&out)[256]) noexcept {
 	if (gethostname(out, sizeof(out)) != 0)
@@ -103,6 +112,7 @@ void publish_configured_node(SharedState &state) noexcept {
 		if (derived.problem == NodeProblem::CitusPending && was.kind == NodeSourceKind::Citus &&
 		    (was.problem == NodeProblem::None || was.problem == NodeProblem::OutOfRange) && was.number >= 0)
 			derived = node_from_number(was.number, node_offset_setting, layout_setting.layout.max_node());
+		count_move(state, was.node, derived.node);
 		pg_atomic_write_u64(&state.node_number, static_cast<uint64>(derived.number));
 		if (pg_atomic_compare_exchange_u64(&state.configured_node, &old, pack(derived, node_source_kind)))
 			break;
@@ -117,6 +127,7 @@ void publish_citus_group(SharedState &state, int64_t group, NodeProblem problem)
 	uint64 old = pg_atomic_read_u64(&state.configured_node);
 	// Only while the source published is 'citus': a reload may have moved away from it meanwhile.
 	while (unpack(old, -1).kind == NodeSourceKind::Citus) {
+		count_move(state, unpack(old, -1).node, derived.node);
 		pg_atomic_write_u64(&state.node_number, static_cast<uint64>(derived.number));
 		if (pg_atomic_compare_exchange_u64(&state.configured_node, &old, pack(derived, NodeSourceKind::Citus)))
 			break;

@@ -18,6 +18,13 @@
 //   compare-and-exchange loop that rereads them after reading `node`, so the
 //   last writer's view wins: the configured node, with kNodeRefused when it
 //   is the refused one.
+// - `node_changes` counts the moves of the configured node to another node
+//   (one at creation: the start), and `node_changed_us` says when the last
+//   was. Whoever publishes such a move stores the time, then adds one (a full
+//   barrier), then the configured node: a process that reads the node word and
+//   then (after a read barrier) the count sees the move it made. The first
+//   calls under a new node wait for a pass of the node check under it
+//   (claims.hpp).
 #pragma once
 
 #include "node_source.hpp"

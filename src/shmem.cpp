@@ -58,12 +58,14 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u64(&state.caller_waits, 0);
 	pg_atomic_init_u32(&state.seen_state, static_cast<uint32>(Readiness::Ok));
 	pg_atomic_init_u64(&state.seen_since_us, static_cast<uint64>(unix_now_us()));
-	state.created_us = monotonic_us();
 	// Starting until the worker says; a single-user backend runs no worker, so its check is off.
 	pg_atomic_init_u32(&state.check_status,
 	                   static_cast<uint32>(IsPostmasterEnvironment ? NodeCheck::Starting : NodeCheck::Off));
 	pg_atomic_init_u64(&state.check_at_us, 0);
-	pg_atomic_init_u32(&state.check_passes, 0);
+	// The start is a move of the node: no call issues under it before the node check's first pass.
+	pg_atomic_init_u32(&state.node_changes, 1);
+	pg_atomic_init_u64(&state.node_changed_us, static_cast<uint64>(monotonic_us()));
+	pg_atomic_init_u32(&state.node_checked, 0);
 	ConditionVariableInit(&state.checked_cv);
 	pg_atomic_init_u32(&state.report_version, 0);
 	state.report[0] = '\0';

@@ -15,7 +15,7 @@
 //   are read without a lock: `lock`, `system_identifier`, `blocked` (but see
 //   redo and a database's record, below),
 //   `state_errno`, `foreign_file`, `recorded_epoch_ms`, `recorded_layout` (the same),
-//   `start_floor`, `start_floor_tick` and `created_us`.
+//   `start_floor` and `start_floor_tick`.
 // - The generator's LWLock (`lock`, the single lock of the named tranche
 //   "snowflake"): `generator`, `floor_from`, `wal_tick`, `timeline` and `timeline_checked` are read and
 //   written only with it held, LW_EXCLUSIVE to issue, LW_SHARED to take a
@@ -34,8 +34,9 @@
 //   read barrier before it loads the others. `write_latency_us` is stored with
 //   `lock` held and may be loaded without it.
 // - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
-//   lock: `node`, `configured_node`, `node_number` and `refused_node` (node.hpp
-//   has the protocol that publishes them),
+//   lock: `node`, `configured_node`, `node_number`, `refused_node`,
+//   `node_changes` and `node_changed_us` (node.hpp has the protocol that
+//   publishes them),
 //   `clock_offset_ms` and `write_delay_ms` (stored by a test backend),
 //   `wal_logged_end` (stored by the writer of a reservation), the
 //   renewal worker's `renewer_latch` (stored by the worker at its start and
@@ -46,8 +47,9 @@
 //   atomic and an old one in another: each is a fact on its own, and nothing
 //   is derived from two of them together but a state and its "since", which
 //   may be a moment stale.
-// - The node check's report (claims.hpp): `check_status`, `check_at_us` and
-//   `check_passes` are atomics only the report's one writer stores (below);
+// - The node check's report (claims.hpp): `check_status` and `check_at_us`
+//   are atomics only the report's one writer stores (below), and
+//   `node_checked` one only the worker stores, after the outcome of its pass;
 //   `report` is written by that writer alone under a sequence lock
 //   (`report_version` made odd, a write barrier, the text, a write barrier,
 //   made even), and read by copying it between two loads of an even,
@@ -202,10 +204,11 @@ struct SharedState {
 	pg_atomic_uint64 caller_waits;     // atomic counter: callers that waited for another's write
 	pg_atomic_uint32 seen_state;       // atomic: the Readiness a call or a snapshot saw last
 	pg_atomic_uint64 seen_since_us;    // atomic: since when, Unix µs
-	int64_t created_us;                // once: when the state was created, on the monotonic clock
 	pg_atomic_uint32 check_status;     // atomic: what the node check found last (claims.hpp)
 	pg_atomic_uint64 check_at_us;      // atomic: when its last pass ended, Unix µs (0: none yet)
-	pg_atomic_uint32 check_passes;     // atomic: its passes since the state was created
+	pg_atomic_uint32 node_changes;     // atomic: 1 at creation, then one more at each move of the node to another
+	pg_atomic_uint64 node_changed_us;  // atomic: when node_changes last grew, on the monotonic clock
+	pg_atomic_uint32 node_checked;     // atomic: the node_changes under which the node check's last pass ran
 	ConditionVariable checked_cv;      // its own spinlock: broadcast after every pass of the node check
 	pg_atomic_uint32 report_version;   // atomic: the sequence lock over `report`, odd while it is rewritten
 	char report[192];                  // report_version: the other server on this node, or the check's error
