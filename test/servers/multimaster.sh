@@ -10,10 +10,10 @@
 #      converge to the same
 #      rows, no apply conflict or error in either log, every row on its writer's node, none lost;
 #      each server holds the other's claim, and neither node check flags anything at any time.
-#   2. n2 moved to node 1 by a reload while it writes (n1 idle): n2 refuses IDs (SN001) once its
-#      node check has seen n1's claim, and the rows it wrote on node 1 before are counted; n1 keeps
-#      issuing and warns, naming n2. n2 moved to node 3 (free) and reloaded: the refusal lifts, and
-#      n1's warning ends.
+#   2. n2 moved to node 1 by a reload while it writes (n1 idle): n2 refuses IDs (SN001) and writes
+#      not one row on node 1 (its calls there wait for the node check's pass the reload wakes); n1
+#      keeps issuing and warns, naming n2. n2 moved to node 3 (free) and reloaded: the refusal lifts,
+#      and n1's warning ends.
 #   3. n2 started again on node 1: its first call waits for the node check's first pass and is
 #      refused; not one ID is issued.
 #   4. snowflake.node_conflict = warn on both, so that the rest shows what a shared node does to
@@ -132,7 +132,7 @@ writers=$!
 wait_for 10 eval '[ "$(rows n2 2)" -gt 0 ]'
 moved_at=$(now_on n2)
 reload_with n2 node 1
-check "n2 refuses IDs once its node check has seen n1's claim" \
+check "n2 refuses IDs: its node check has seen n1's claim" \
   wait_for 15 reports_conflict n2 "node conflict: refusing" n1
 refused_after=$(seconds_since n2 "$moved_at")
 check "n1 keeps issuing, and warns, naming n2" wait_for 30 reports_conflict n1 "node conflict" n2
@@ -141,9 +141,9 @@ check "n1 issues" eval 'sql n1 "SELECT snowflake_nextval()" >/dev/null'
 wait $writers
 read -r _ _ node_refused <"$SERVERS/$SUITE_NAME/w2"
 check "n2's writers got SN001 ($node_refused inserts)" [ "$node_refused" -gt 0 ]
-window=$(sql n2 "SELECT count(*) FROM items WHERE phase = 2 AND (snowflake_parse(id)).node = 1")
-echo "detection window: n2 wrote $window rows on node 1 before it refused, $refused_after s after the reload;" \
-  "n1 warned $warned_after s after it"
+check "n2 wrote no row on node 1: its first calls there waited for the pass, which refused" \
+  [ "$(sql n2 "SELECT count(*) FROM items WHERE phase = 2 AND (snowflake_parse(id)).node = 1")" -eq 0 ]
+echo "n2 refused $refused_after s after the reload (as polled); n1 warned $warned_after s after it"
 reload_with n2 node 3
 check "n2 moved to node 3 (free): the refusal lifts" \
   wait_for 15 eval '[ "$(sql n2 "SELECT (snowflake_parse(snowflake_nextval())).node")" = 3 ]'
