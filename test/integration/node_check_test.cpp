@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 namespace snowflake::test {
 namespace {
 
@@ -63,14 +66,39 @@ std::string first_call_after_a_reload_onto(pqxx::connection &conn, int node) {
 // A reload onto a node another server claimed first costs no ID (issue 34, item 6): the first call
 // under the new node waits for a pass of the node check under it, which the reload wakes at once, and
 // is refused. Before, calls issued until that pass ended (13 rows in 0.5 s in multimaster-pglogical);
-// 0.5.0 issued for a whole interval.
+// 0.5.0 issued for a whole interval. The claims are locked until the call is seen waiting, so that
+// the pass cannot end first: a call that does not wait issues on node 5, and the test fails.
 TEST(NodeCheck, AReloadOntoATakenNodeCostsNoId) {
 	Checked c("check_reload_taken");
 	checking_rarely(c, {"'4242', 1, 5, 'peer:5432', now() - interval '1 day', now() - interval '1 hour'"});
 	pqxx::connection admin = c.server.connect();
 	EXPECT_EQ(text_of(c.server, "SELECT (snowflake_parse(snowflake_nextval())).node::text"), "3");
 	const long long issued = query_int(admin, "SELECT ids_issued FROM snowflake_stats()");
-	EXPECT_EQ(first_call_after_a_reload_onto(admin, 5), "SN001") << c.server.log();
+	pqxx::connection holder = c.server.connect();
+	pqxx::work hold{holder};
+	hold.exec("LOCK TABLE snowflake_node_check.claims");
+	pqxx::connection calling = c.server.connect();
+	const int pid = calling.backendpid();
+	std::atomic<bool> done{false};
+	std::string sqlstate = "none";
+	std::thread call([&] {
+		try {
+			sqlstate = first_call_after_a_reload_onto(calling, 5);
+		} catch (const std::exception &e) {
+			sqlstate = e.what();
+		}
+		done = true;
+	});
+	const bool waited = wait_until(
+	    [&] {
+		    return done || query_int(admin, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid) +
+		                                        " AND wait_event_type = 'Extension'") == 1;
+	    },
+	    10s);
+	hold.commit(); // the pass under node 5 goes on
+	call.join();
+	EXPECT_TRUE(waited);
+	EXPECT_EQ(sqlstate, "SN001") << c.server.log();
 	EXPECT_EQ(query_int(admin, "SELECT ids_issued FROM snowflake_stats()"), issued) << "an ID was issued on node 5";
 	EXPECT_EQ(text_of(c.server, "SELECT node_check || ': ' || split_part(node_conflict, ',', 1) "
 	                            "FROM snowflake_node_status()"),
