@@ -22,10 +22,12 @@
 #      one held by no one), and one on its node (snowflake.node): the later one refuses (SN001)
 #      within the interval while the earlier keeps issuing, the rows of that window counted; a
 #      free node and a reload lift it; restarted onto the taken node it issues no ID at all, its
-#      first call waiting for the first check. A fourth server: an offset past the layout's nodes
-#      ('node out of range'), and what a worker that cannot issue breaks on the coordinator;
-#      another epoch, another layout, snowflake preloaded first, not preloaded, without the
-#      extension, stopped: each flagged on that server alone. snowflake created before citus.
+#      first call waiting for the first check; the earlier one frozen (SIGSTOP) past three intervals
+#      and 10 s, it refuses at every sample, and again once that one answers. A fourth server: an
+#      offset past the layout's nodes ('node out of range'), and what a worker that cannot issue
+#      breaks on the coordinator; another epoch, another layout, snowflake preloaded first, not
+#      preloaded, without the extension, stopped: each flagged on that server alone. snowflake
+#      created before citus.
 #   4. A time range on the key: each shard's plan as its statistics make it.
 #   5. A shard move under inserts: every acknowledged row there once, rows in
 #      the moved shard during the move; on the new worker, the move's catch-up
@@ -464,11 +466,82 @@ rest_ms=$(tail -n +2 <<<"$calls" | cut -d' ' -f2 | sort -n | awk '{a[NR] = $1} E
 pass_ms=$(($(logged_at_ms x2 'which took it first: this server refuses IDs' "$from_line") - $(epoch_ms "$(sql x2 "SELECT pg_postmaster_start_time()")")))
 echo "start-up: 5 calls from before x2 was up, 0 IDs; the first took $first_ms ms, the others $rest_ms ms (median);" \
   "the first pass refused $pass_ms ms after the postmaster started"
+
+step "3f. the earlier server frozen: the refusal stands"
+# x1 stopped whole, its postmaster and every process of it (SIGSTOP), for three intervals and 10 s (0.5.0's
+# staleness bound: there one frozen server lifted every refusal, issue 34) and until x2 has made a pass
+# after that. A frozen server takes a connection and never answers, so each pass of each server waits
+# citus.node_connection_timeout for it: at its default, 30 s, a pass outlasts that bound and the check
+# reads 'stale' (x2's did from 25 s into the freeze, one pass in 35 s; its calls still refused). 2 s
+# meanwhile, in force once each server has made a pass since its reload.
+# The end of server $1's last node-check pass, in ms since the epoch (0: none yet).
+checked_ms() {
+  sql "$1" "SELECT coalesce((extract(epoch FROM checked_at) * 1000)::bigint, 0) FROM snowflake_node_status()"
+}
+# Whether each of the servers after $1 ends a pass after $1 (ms since the epoch) within two intervals and 5 s.
+passed_since() {
+  local since=$1 n
+  shift
+  for n in "$@"; do wait_for $((2 * interval + 5)) eval '[ "$(checked_ms '"$n"')" -gt '"$since"' ]' || return 1; done
+}
+# x2 as a sample of it shows: "state|node_check|its last pass's end (ms)|node_conflict".
+x2_view() {
+  sql x2 "SELECT s.state || '|' || n.node_check || '|' || coalesce((extract(epoch FROM n.checked_at) * 1000)::bigint, 0)
+    || '|' || coalesce(n.node_conflict, '') FROM snowflake_stats() s, snowflake_node_status() n"
+}
+for n in c w1 w2 x2; do sql $n "ALTER SYSTEM SET citus.node_connection_timeout = '2s'" >/dev/null; done
+for n in c w1 w2 x2; do sql $n "SELECT pg_reload_conf()" >/dev/null; done
+reloaded_ms=$(epoch_ms)
+check "citus.node_connection_timeout 2 s on c, w1, w2 and x2: each has made a pass since the reload" \
+  passed_since "$reloaded_ms" c w1 w2 x2
+x1_frozen=$(head -1 "${SERVER_DIR[x1]}/data/postmaster.pid")
+CLEANUPS+=('[ -z "$x1_frozen" ] || kill -CONT $x1_frozen')
+kill -STOP "$x1_frozen" # the postmaster first: stopped, it starts no process
+x1_frozen="$x1_frozen $(pgrep -P "$x1_frozen" | paste -sd' ')"
+kill -STOP $x1_frozen
+frozen_ms=$(epoch_ms)
+span_ms=$(((3 * interval + 10) * 1000))
+check "x1 is stopped: its postmaster and its $(($(wc -w <<<"$x1_frozen") - 1)) processes" wait_for 5 \
+  eval '[ "$(ps -o stat= -p "${x1_frozen// /,}" | grep -c "^T")" = "$(wc -w <<<"$x1_frozen")" ]'
+# x2 sampled about every second: "ms since the freeze|its view|the SQLSTATE of a call (none: it issued)".
+frozen_samples=$SERVERS/$SUITE_NAME/frozen
+: >"$frozen_samples"
+while :; do
+  view=$(x2_view)
+  code=$(error_of x2 "SELECT snowflake_nextval()" | sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\): .*/\1/p')
+  elapsed=$(($(epoch_ms) - frozen_ms))
+  echo "$elapsed|$view|${code:-none}" >>"$frozen_samples"
+  # Done once past the span with a pass of x2 past it too, seen by this sample; or 30 s later whatever.
+  [ $elapsed -le $span_ms ] || [ "$(cut -d'|' -f3 <<<"$view")" -le $((frozen_ms + span_ms)) ] || break
+  [ $elapsed -le $((span_ms + 30000)) ] || break
+  sleep 1
+done
+kill -CONT $x1_frozen
+thawed_ms=$(epoch_ms)
+x1_frozen=
+count=$(wc -l <"$frozen_samples")
+refused=$(awk -F'|' '$2 == "node conflict" && $3 == "node conflict: refusing" && $NF == "SN001"' "$frozen_samples" | wc -l)
+passes=$(awk -F'|' -v from="$frozen_ms" '$4 > from {print $4}' "$frozen_samples" | sort -u | wc -l)
+last_ms=$(($(cut -d'|' -f4 "$frozen_samples" | sort -n | tail -1) - frozen_ms))
+check "x2's node check kept making passes ($passes seen), the last one $last_ms ms into the freeze, past three intervals and 10 s" \
+  [ "$passes" -ge 2 -a "$last_ms" -gt "$span_ms" ]
+check "x2 refused throughout: $refused of $count samples 'node conflict: refusing', each call SN001" \
+  [ "$count" -gt 0 -a "$refused" = "$count" ]
+check "thawed, x1 answers x2's next pass: x2 finds its claim again, and refuses" wait_for $((2 * interval + 5)) \
+  eval '[ "$(checked_ms x2)" -gt $thawed_ms ] && grep -q "^node conflict|node conflict: refusing|[0-9]*|[^ ]*:26463 " <<<"$(x2_view)"'
+named_ms=$(epoch_ms)
+out=$(error_of x2 "SELECT snowflake_nextval()")
+check "... its calls fail with SN001, naming x1 again" \
+  eval 'grep -q "^ERROR:  SN001: " <<<"$out" && grep -q "^DETAIL:  The other server: [^ ]*:26463 " <<<"$out"'
+for n in c w1 w2 x2; do sql $n "ALTER SYSTEM RESET citus.node_connection_timeout" >/dev/null; done
+for n in c w1 w2 x2; do sql $n "SELECT pg_reload_conf()" >/dev/null; done
+echo "frozen: x1 stopped for $((thawed_ms - frozen_ms)) ms (three intervals and 10 s: $span_ms ms); $count samples of x2," \
+  "$refused refused (SN001); $passes passes of its node check meanwhile; x2 named x1 again $((named_ms - thawed_ms)) ms after SIGCONT"
 for port in 26464 26463; do sql c "SELECT citus_remove_node('127.0.0.1', $port)" >/dev/null; done
 server_stop x2
 server_stop x1
 
-step "3f. a fourth server: what it is flagged for, and what it breaks on the coordinator when it cannot issue"
+step "3g. a fourth server: what it is flagged for, and what it breaks on the coordinator when it cannot issue"
 w3_conf=${SERVER_DIR[w3]}/data/postgresql.conf
 sed -i "/^shared_preload_libraries = 'snowflake,citus'$/d" "$w3_conf" # the page's line again: citus first
 server_start w3
@@ -529,7 +602,7 @@ sql c "SELECT citus_remove_node('127.0.0.1', 26465)" >/dev/null
 server_stop w3
 check "the fourth server removed: no problem" [ "$(problems)" = "26460=-,26461=-,26462=-" ]
 
-step "3g. snowflake created before citus (in a database of its own on the coordinator and the first worker)"
+step "3h. snowflake created before citus (in a database of its own on the coordinator and the first worker)"
 for n in c w1; do on_server $n "$PGB/createdb" early; done
 SERVER_DATABASE=early sql c "CREATE EXTENSION snowflake; CREATE EXTENSION citus" >/dev/null
 SERVER_DATABASE=early sql w1 "CREATE EXTENSION citus" >/dev/null
@@ -543,7 +616,7 @@ check "... until a distributed table whose default calls it brings it" [ "$(SERV
   SELECT count(*) FROM pg_extension WHERE extname = 'snowflake'")" = 1 ]
 for n in c w1; do sql $n "DROP DATABASE early WITH (FORCE)" >/dev/null; done
 
-step "3h. the load's end"
+step "3i. the load's end"
 wait $load && acknowledged=$(cat "$SERVERS/$SUITE_NAME/load.out") || acknowledged=
 wait $watcher
 check "every pgbench client finished" [ -n "$acknowledged" ]
@@ -553,7 +626,7 @@ check "every acknowledged insert is there: $rows rows, $acknowledged acknowledge
 check "no duplicate: $distinct distinct IDs in $rows rows" [ "$distinct" = "$rows" ]
 check "every row carries the node of the server it went through" [ "$wrong" = 0 ]
 samples=$(wc -l <"$flags")
-# 'incomplete' while a server of the cluster is stopped (3f) or not yet able to answer: no claim
+# 'incomplete' while a server of the cluster is frozen (3f), stopped (3g) or not yet able to answer: no claim
 # seen, but one server could not be asked.
 incomplete=$(grep -c ' incomplete -$' "$flags" || true)
 check "the node check of the three never flagged anything: $samples samples, each 'ok' on the server's own node ($incomplete 'incomplete')" \
