@@ -123,6 +123,13 @@ BEGIN
     EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_node)' INTO citus_cluster;
   END IF;
   IF citus_cluster THEN
+    -- A server that takes the connection and never answers (a frozen one) holds the pass one interval at
+    -- most, and is then a server not asked; Citus's own default, 30 s, outlasts the bound after which the
+    -- check reads 'stale'. Until this function returns, and never above the setting.
+    PERFORM set_config('citus.node_connection_timeout', least(
+      (SELECT s.setting::integer FROM pg_settings s WHERE s.name = 'citus.node_connection_timeout'),
+      greatest(1, (SELECT s.setting::integer FROM pg_settings s WHERE s.name = 'snowflake.node_check_interval')) * 1000
+    )::text, true);
     -- Every name is qualified: the probe runs on fresh connections with the role's search_path.
     probe := $p$SELECT pg_catalog.json_agg(pg_catalog.json_build_array(c.server, c.started_at,
         c.system_identifier, c.timeline, c.node, true, c.heartbeat))::pg_catalog.text
