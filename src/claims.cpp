@@ -30,8 +30,10 @@ struct Self {
 	int32_t timeline;
 };
 
-// The moves of the node (`node_changes`) a pass had seen when it read the node it checked.
+// The moves of the node (`node_changes`) the last pass that reached a decision vouches for, and those
+// the pass under way does: every move it counted was published before it read the node it checks.
 uint32 pass_node_changes = 0;
+uint32 seen_node_changes = 0;
 
 // Ends a pass: records the moves of the node it ran after, once its outcome is published (the node's
 // refusal and the status), and wakes the calls waiting for it.
@@ -284,7 +286,7 @@ bool others_share(const Self &self, char (&report)[192]) {
 char refused_identity[64];
 
 // The statements that let a subscription bring the claims, for the HINT of 'incomplete' ("" when none).
-char subscription_fix[640];
+char subscription_fix[1024];
 
 // IDs issued when this server's claim was last written (-1: not yet read), and the count a pass that
 // commits makes the new mark.
@@ -297,7 +299,10 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	report[0] = '\0';
 	if (node_source_kind == NodeSourceKind::Citus) // the node first: it needs Citus, not this extension
 		read_citus_group(state);
-	pass_node_changes = pg_atomic_read_u32(&state.node_changes); // the node read below is as new (node.hpp)
+	// The node read below is as new as every move counted, unless one is still being published (node.hpp).
+	const uint32 changes = pg_atomic_read_u32(&state.node_changes);
+	pg_read_barrier();
+	seen_node_changes = pg_atomic_read_u32(&state.node_moves_done) == changes ? changes : pass_node_changes;
 	pg_read_barrier();
 	const char *schema = extension_schema();
 	if (schema == nullptr) {
@@ -358,6 +363,7 @@ void guarded_pass(SharedState &state) {
 	const NodeCheck was = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status));
 	volatile NodeCheck status = NodeCheck::Failing;
 	MemoryContext caller = CurrentMemoryContext;
+	seen_node_changes = pass_node_changes; // until the pass reads the moves
 	PG_TRY();
 	{
 		SetCurrentStatementStartTimestamp();
@@ -388,6 +394,8 @@ void guarded_pass(SharedState &state) {
 	publish_node_check(state, status, report, false);
 	log_change(was, status, report, configured_node(state).node,
 	           status == NodeCheck::Incomplete ? subscription_fix : refused_identity);
+	if (status != NodeCheck::Failing) // a pass that failed decided nothing: the calls owed one still wait
+		pass_node_changes = seen_node_changes;
 	pass_done(state);
 }
 

@@ -47,7 +47,8 @@
 //   that a conflict found at once costs no ID: after a start, and after a
 //   reload (or a Citus group read) that moves the node to another. node.hpp
 //   counts the moves (`node_changes`), and each pass stores the count it read
-//   before its node (`node_checked`) once its outcome is published. A
+//   before its node (`node_checked`) once its outcome is published (none
+//   while a move is still being published, nor for a pass that failed). A
 //   reload's SIGHUP wakes the worker at once, so the wait lasts about one
 //   pass, and a call under a node another server claimed first is refused
 //   with no ID issued. The wait is cancellable, ends kFirstCheckWaitMs after

@@ -39,13 +39,20 @@ void update_node_in_effect(SharedState &state) noexcept {
 	}
 }
 
-// Counts a move of the configured node from was to node (node.hpp), before the move is published;
-// nothing for a node unchanged, or none.
-void count_move(SharedState &state, int32_t was, int32_t node) noexcept {
+// Counts a move of the configured node from was to node (node.hpp), before the move is published, and
+// returns how many it counted (0 for a node unchanged, or none) for moves_done once it is.
+uint32 count_move(SharedState &state, int32_t was, int32_t node) noexcept {
 	if (node < 0 || node == was)
-		return;
+		return 0;
 	pg_atomic_write_u64(&state.node_changed_us, static_cast<uint64>(monotonic_us()));
 	pg_atomic_fetch_add_u32(&state.node_changes, 1);
+	return 1;
+}
+
+// Marks the moves counted (count_move) as published, after the node word holds them (node.hpp).
+void moves_done(SharedState &state, uint32 counted) noexcept {
+	if (counted > 0)
+		pg_atomic_fetch_add_u32(&state.node_moves_done, counted);
 }
 
 // The host name, NUL-terminated (empty when it cannot be read).
@@ -106,18 +113,20 @@ ConfiguredNode configured_node(SharedState &state) noexcept {
 void publish_configured_node(SharedState &state) noexcept {
 	DerivedNode derived = derive_node();
 	uint64 old = pg_atomic_read_u64(&state.configured_node);
+	uint32 counted = 0;
 	for (;;) {
 		// A group the node check read stays, with the offset in effect now; it reads it again anyway.
 		const ConfiguredNode was = unpack(old, static_cast<int64_t>(pg_atomic_read_u64(&state.node_number)));
 		if (derived.problem == NodeProblem::CitusPending && was.kind == NodeSourceKind::Citus &&
 		    (was.problem == NodeProblem::None || was.problem == NodeProblem::OutOfRange) && was.number >= 0)
 			derived = node_from_number(was.number, node_offset_setting, layout_setting.layout.max_node());
-		count_move(state, was.node, derived.node);
+		counted += count_move(state, was.node, derived.node);
 		pg_atomic_write_u64(&state.node_number, static_cast<uint64>(derived.number));
 		if (pg_atomic_compare_exchange_u64(&state.configured_node, &old, pack(derived, node_source_kind)))
 			break;
 	}
 	update_node_in_effect(state);
+	moves_done(state, counted);
 }
 
 void publish_citus_group(SharedState &state, int64_t group, NodeProblem problem) noexcept {
@@ -125,14 +134,16 @@ void publish_citus_group(SharedState &state, int64_t group, NodeProblem problem)
 	                                ? node_from_number(group, node_offset_setting, layout_setting.layout.max_node())
 	                                : DerivedNode{-1, problem, group};
 	uint64 old = pg_atomic_read_u64(&state.configured_node);
+	uint32 counted = 0;
 	// Only while the source published is 'citus': a reload may have moved away from it meanwhile.
 	while (unpack(old, -1).kind == NodeSourceKind::Citus) {
-		count_move(state, unpack(old, -1).node, derived.node);
+		counted += count_move(state, unpack(old, -1).node, derived.node);
 		pg_atomic_write_u64(&state.node_number, static_cast<uint64>(derived.number));
 		if (pg_atomic_compare_exchange_u64(&state.configured_node, &old, pack(derived, NodeSourceKind::Citus)))
 			break;
 	}
 	update_node_in_effect(state);
+	moves_done(state, counted);
 }
 
 void read_citus_group(SharedState &state) {

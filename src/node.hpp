@@ -21,10 +21,13 @@
 // - `node_changes` counts the moves of the configured node to another node
 //   (one at creation: the start), and `node_changed_us` says when the last
 //   was. Whoever publishes such a move stores the time, then adds one (a full
-//   barrier), then the configured node: a process that reads the node word and
-//   then (after a read barrier) the count sees the move it made. The first
-//   calls under a new node wait for a pass of the node check under it
-//   (claims.hpp).
+//   barrier), then the configured node and the node word, then adds one to
+//   `node_moves_done`: a process that reads the node word and then (after a
+//   read barrier) the count sees the move it made, and a pass that reads
+//   `node_changes` equal to `node_moves_done` (read after it) knows every
+//   move it counts is in the node it reads next; with a move still being
+//   published, it vouches for none. The first calls under a new node wait for
+//   a pass of the node check under it (claims.hpp).
 #pragma once
 
 #include "node_source.hpp"

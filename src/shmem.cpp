@@ -64,6 +64,7 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u64(&state.check_at_us, 0);
 	// The start is a move of the node: no call issues under it before the node check's first pass.
 	pg_atomic_init_u32(&state.node_changes, 1);
+	pg_atomic_init_u32(&state.node_moves_done, 1);
 	pg_atomic_init_u64(&state.node_changed_us, static_cast<uint64>(monotonic_us()));
 	pg_atomic_init_u32(&state.node_checked, 0);
 	ConditionVariableInit(&state.checked_cv);

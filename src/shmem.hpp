@@ -35,7 +35,7 @@
 //   `lock` held and may be loaded without it.
 // - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
 //   lock: `node`, `configured_node`, `node_number`, `refused_node`,
-//   `node_changes` and `node_changed_us` (node.hpp has the protocol that
+//   `node_changes`, `node_moves_done` and `node_changed_us` (node.hpp has the protocol that
 //   publishes them),
 //   `clock_offset_ms` and `write_delay_ms` (stored by a test backend),
 //   `wal_logged_end` (stored by the writer of a reservation), the
@@ -208,6 +208,7 @@ struct SharedState {
 	pg_atomic_uint64 check_at_us;      // atomic: when its last pass ended, Unix µs (0: none yet)
 	pg_atomic_uint32 node_changes;     // atomic: 1 at creation, then one more at each move of the node to another
 	pg_atomic_uint64 node_changed_us;  // atomic: when node_changes last grew, on the monotonic clock
+	pg_atomic_uint32 node_moves_done;  // atomic: 1 at creation, then one more once each counted move is published
 	pg_atomic_uint32 node_checked;     // atomic: the node_changes under which the node check's last pass ran
 	ConditionVariable checked_cv;      // its own spinlock: broadcast after every pass of the node check
 	pg_atomic_uint32 report_version;   // atomic: the sequence lock over `report`, odd while it is rewritten

@@ -7,17 +7,17 @@
 
 namespace snowflake {
 
-bool subscription_cannot_bring_claims(char (&report)[192], char (&fix)[640]) {
+bool subscription_cannot_bring_claims(char (&report)[192], char (&fix)[1024]) {
 	fix[0] = '\0';
 #if PG_VERSION_NUM < 160000
 	(void)report;
 	return false;
 #else
 	// Its owner applies the claims as their owner (run_as_owner off: it must be able to SET ROLE to them),
-	// or as itself (run_as_owner on: it must hold INSERT, UPDATE and DELETE); either way it looks them up
-	// through their schema.
+	// or as itself (run_as_owner on: it must hold INSERT, UPDATE, DELETE and TRUNCATE, which a publisher
+	// may send); either way it looks them up through their schema.
 	const char *query =
-	    "SELECT pg_catalog.quote_ident(s.subname), pg_catalog.quote_ident(r.rolname), s.subname, r.rolname "
+	    "SELECT s.oid, s.subname, r.rolname "
 	    "FROM pg_catalog.pg_subscription s JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) s.subowner, "
 	    "pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_node_check.claims'::pg_catalog.regclass "
 	    "AND s.subdbid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d "
@@ -28,24 +28,28 @@ bool subscription_cannot_bring_claims(char (&report)[192], char (&fix)[640]) {
 	    "THEN pg_catalog.has_table_privilege(s.subowner, c.oid, 'INSERT') "
 	    "AND pg_catalog.has_table_privilege(s.subowner, c.oid, 'UPDATE') "
 	    "AND pg_catalog.has_table_privilege(s.subowner, c.oid, 'DELETE') "
+	    "AND pg_catalog.has_table_privilege(s.subowner, c.oid, 'TRUNCATE') "
 	    "ELSE pg_catalog.pg_has_role(s.subowner, c.relowner, 'SET') END) ORDER BY s.subname LIMIT 1";
 	if (SPI_execute(query, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
 		return false;
-	// Each name escaped as a claim's text is: a role may put any character in a subscription's name.
-	char names[4][136];
-	for (int col = 1; col <= 4; ++col) {
-		escape_claim_text(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col), names[col - 1],
-		                  sizeof(names[col - 1]));
-	}
+	// The names escaped as a claim's text is, for the report only: a role may put any character in a name.
+	// The HINT carries no name, but a query that quotes them (%I) for the operator to run.
+	char names[2][136];
+	for (int col = 2; col <= 3; ++col)
+		escape_claim_text(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col), names[col - 2],
+		                  sizeof(names[col - 2]));
 	snprintf(report, sizeof(report), "sees no claims through subscription \"%s\": its owner \"%s\" may not apply them",
-	         names[2], names[3]);
+	         names[0], names[1]);
+	const char *oid = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	snprintf(fix, sizeof(fix),
-	         "Let its owner apply the claims as itself, as a superuser here: GRANT USAGE ON SCHEMA snowflake_node_check "
-	         "TO %s; GRANT SELECT, INSERT, UPDATE, DELETE ON snowflake_node_check.claims TO %s; ALTER SUBSCRIPTION %s "
-	         "SET (run_as_owner = true); and on its publisher let the subscription's user read them: GRANT USAGE ON "
-	         "SCHEMA snowflake_node_check TO that user; GRANT SELECT ON snowflake_node_check.claims TO that user. Or "
-	         "give the subscription a superuser owner.",
-	         names[1], names[1], names[0]);
+	         "Let its owner apply the claims as itself: as a superuser here, run the statements this query returns (in "
+	         "psql, end it with \\gexec): SELECT pg_catalog.format('GRANT USAGE ON SCHEMA snowflake_node_check TO "
+	         "%%1$I; GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON snowflake_node_check.claims TO %%1$I; ALTER "
+	         "SUBSCRIPTION %%2$I SET (run_as_owner = true)', pg_catalog.pg_get_userbyid(s.subowner), s.subname) FROM "
+	         "pg_catalog.pg_subscription s WHERE s.oid = %s; and on its publisher let the subscription's user read "
+	         "them: GRANT USAGE ON SCHEMA snowflake_node_check TO that user; GRANT SELECT ON snowflake_node_check.claims "
+	         "TO that user. Or give the subscription a superuser owner.",
+	         oid != nullptr ? oid : "0");
 	return true;
 #endif
 }

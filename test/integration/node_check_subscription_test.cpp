@@ -50,15 +50,18 @@ struct Replicating {
 // Ten new rows of items, each with a new ID.
 const std::string kTenRows = "INSERT INTO items SELECT snowflake_nextval(), 1 FROM generate_series(1, 10)";
 
-// Subscription s of role r on sub to publication of pub (r reaching pub with a password, as PostgreSQL
-// requires of a subscription a role that is not a superuser owns); a connection to sub as r.
-pqxx::connection subscribe_as_r(const Server &sub, Server &pub, const std::string &publication) {
+// Subscription name (an SQL identifier, quoted as needed; its slot my_sub) of role r on sub to publication
+// of pub (r reaching pub with a password, as PostgreSQL requires of a subscription a role that is not a
+// superuser owns); a connection to sub as r.
+pqxx::connection subscribe_as_r(const Server &sub, Server &pub, const std::string &publication,
+                                const std::string &name = "s") {
 	if (run("sed -i '1i local all r scram-sha-256' " + pub.data_file("pg_hba.conf")) != 0)
 		throw std::runtime_error("pg_hba.conf could not be changed");
 	pub.reload();
 	pqxx::connection as_r{sub.conninfo() + " user=r"};
-	pqxx::nontransaction{as_r}.exec("CREATE SUBSCRIPTION s CONNECTION '" + pub.conninfo() +
-	                                " user=r password=pw' PUBLICATION " + publication + " WITH (origin = none)");
+	pqxx::nontransaction{as_r}.exec("CREATE SUBSCRIPTION " + name + " CONNECTION '" + pub.conninfo() +
+	                                " user=r password=pw' PUBLICATION " + publication +
+	                                " WITH (origin = none, slot_name = 'my_sub')");
 	return pqxx::connection{sub.conninfo() + " user=r"};
 }
 
@@ -85,13 +88,13 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 	Replicating sub("subscription-sub", 2);
 	pqxx::connection sub_admin = sub.start();
 	exec(pub_admin, {"CREATE PUBLICATION allpub FOR ALL TABLES", kTenRows});
-	pqxx::connection as_r = subscribe_as_r(sub.server, pub.server, "allpub");
+	pqxx::connection as_r = subscribe_as_r(sub.server, pub.server, "allpub", "\"My Sub\"");
 	exec(pub_admin, {kTenRows});
 	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, "SELECT count(*) FROM items") == 20; }, 30s))
 	    << "the users' rows did not arrive: " << sub.server.log();
 
-	EXPECT_TRUE(sub.server.wait_for_log("sees no claims through subscription \"s\": its owner \"r\" may not apply them",
-	                                    20s))
+	EXPECT_TRUE(sub.server.wait_for_log(
+	    "sees no claims through subscription \"My Sub\": its owner \"r\" may not apply them", 20s))
 	    << sub.server.log();
 	EXPECT_EQ(text_of(sub.server, "SELECT node_check FROM snowflake_node_status()"), "incomplete");
 	const std::string pub_id = text_of(pub.server, "SELECT system_identifier::text FROM pg_control_system()");
@@ -99,9 +102,10 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 	                               pub_id + "'";
 	EXPECT_EQ(query_int(sub_admin, pub_claims), 0);
 
-	// The HINT, run as written: its statements here, and the publisher's with "that user" being r.
-	const std::string here = hint_statements(sub.server, "as a superuser here: ", "; and on its publisher");
-	exec(sub_admin, {here});
+	// The HINT, run as written: the statements its query returns here (as psql's \gexec would), and the
+	// publisher's with "that user" being r.
+	const std::string query = hint_statements(sub.server, "end it with \\gexec): ", "; and on its publisher");
+	exec(sub_admin, {text_of(sub.server, query)});
 	const std::string there = hint_statements(sub.server, "let the subscription's user read them: ", ". Or give");
 	exec(pub_admin, {std::regex_replace(there, std::regex("that user"), "r")});
 	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, pub_claims) == 1; }, 30s))
@@ -118,7 +122,7 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 		return text_of(sub.server, "SELECT node_check FROM snowflake_node_status()") == "node conflict";
 	}, 30s)) << sub.server.log();
 	EXPECT_EQ(query_int(sub_admin, "SELECT count(*) FROM (SELECT snowflake_nextval()) n"), 1);
-	pqxx::nontransaction{as_r}.exec("DROP SUBSCRIPTION s");
+	pqxx::nontransaction{as_r}.exec("DROP SUBSCRIPTION \"My Sub\"");
 }
 
 // PostgreSQL 19 lets the publisher leave the claims out of a FOR ALL TABLES publication: the same
