@@ -50,18 +50,37 @@ struct Replicating {
 // Ten new rows of items, each with a new ID.
 const std::string kTenRows = "INSERT INTO items SELECT snowflake_nextval(), 1 FROM generate_series(1, 10)";
 
-// Subscription name (an SQL identifier, quoted as needed; its slot my_sub) of role r on sub to publication
-// of pub (r reaching pub with a password, as PostgreSQL requires of a subscription a role that is not a
-// superuser owns); a connection to sub as r.
-pqxx::connection subscribe_as_r(const Server &sub, Server &pub, const std::string &publication,
-                                const std::string &name = "s") {
+// Lets r reach pub with a password only, as PostgreSQL requires of a subscription a role that is not a
+// superuser owns; returns once pub asks r for one.
+void let_r_in(Server &pub) {
 	if (run("sed -i '1i local all r scram-sha-256' " + pub.data_file("pg_hba.conf")) != 0)
 		throw std::runtime_error("pg_hba.conf could not be changed");
 	pub.reload();
+	const bool asks = wait_until([&] {
+		try {
+			pqxx::connection{pub.conninfo() + " user=r password="};
+			return false;
+		} catch (const pqxx::broken_connection &) {
+			return true;
+		}
+	}, 10s);
+	if (!asks)
+		throw std::runtime_error("pg_hba.conf was not reloaded: " + pub.log());
+}
+
+// The CREATE SUBSCRIPTION of name (an SQL identifier, quoted as needed; its slot my_sub) to publication
+// of pub, with r's password.
+std::string create_subscription(const Server &pub, const std::string &publication, const std::string &name) {
+	return "CREATE SUBSCRIPTION " + name + " CONNECTION '" + pub.conninfo() + " user=r password=pw' PUBLICATION " +
+	       publication + " WITH (origin = none, slot_name = 'my_sub')";
+}
+
+// Subscription name of role r on sub to publication of pub (let_r_in first); a connection to sub as r.
+pqxx::connection subscribe_as_r(const Server &sub, Server &pub, const std::string &publication,
+                                const std::string &name = "s") {
+	let_r_in(pub);
 	pqxx::connection as_r{sub.conninfo() + " user=r"};
-	pqxx::nontransaction{as_r}.exec("CREATE SUBSCRIPTION " + name + " CONNECTION '" + pub.conninfo() +
-	                                " user=r password=pw' PUBLICATION " + publication +
-	                                " WITH (origin = none, slot_name = 'my_sub')");
+	pqxx::nontransaction{as_r}.exec(create_subscription(pub, publication, name));
 	return pqxx::connection{sub.conninfo() + " user=r"};
 }
 
@@ -88,6 +107,16 @@ TEST(NodeCheckSubscription, ANonSuperusersSubscriptionReplicatesTheRowsAndItsHin
 	Replicating sub("subscription-sub", 2);
 	pqxx::connection sub_admin = sub.start();
 	exec(pub_admin, {"CREATE PUBLICATION allpub FOR ALL TABLES", kTenRows});
+	// As after pg_upgrade from PostgreSQL 15, where the install gave pg_create_subscription nothing: the
+	// subscription is refused until the grant many-servers.md gives for that case.
+	exec(sub_admin, {"REVOKE USAGE ON SCHEMA snowflake_node_check FROM pg_create_subscription"});
+	let_r_in(pub.server);
+	{
+		pqxx::connection refused{sub.server.conninfo() + " user=r"};
+		EXPECT_THROW(pqxx::nontransaction{refused}.exec(create_subscription(pub.server, "allpub", "\"My Sub\"")),
+		             pqxx::insufficient_privilege);
+	}
+	exec(sub_admin, {"GRANT USAGE ON SCHEMA snowflake_node_check TO pg_create_subscription"});
 	pqxx::connection as_r = subscribe_as_r(sub.server, pub.server, "allpub", "\"My Sub\"");
 	exec(pub_admin, {kTenRows});
 	EXPECT_TRUE(wait_until([&] { return query_int(sub_admin, "SELECT count(*) FROM items") == 20; }, 30s))
