@@ -282,8 +282,10 @@ bool others_share(const Self &self, char (&report)[192]) {
 	return true;
 }
 
-// The identity of the server the last refusal names (for its HINT), "" when none.
+// The identity of the server the last refusal names (for its HINT), "" when none, and whether it is this
+// server's own (a clone on its timeline).
 char refused_identity[64];
+bool refused_clone = false;
 
 // The statements that let a subscription bring the claims, for the HINT of 'incomplete' ("" when none).
 char subscription_fix[1024];
@@ -324,7 +326,9 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	const bool refusing = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Refusing;
 	const bool refuse_policy = static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
 	// Before this pass writes: a claim of this server's identity written since its own last write.
+	refused_clone = false;
 	if (copy_found(self, node, report, refused_identity)) {
+		refused_clone = strcmp(refused_identity, self.identity) == 0;
 		refuse_node(state, refuse_policy ? node : -1);
 		return refuse_policy ? NodeCheck::Refusing : NodeCheck::Warning;
 	}
@@ -393,7 +397,7 @@ void guarded_pass(SharedState &state) {
 	pgstat_report_activity(STATE_IDLE, nullptr);
 	publish_node_check(state, status, report, false);
 	log_change(was, status, report, configured_node(state).node,
-	           status == NodeCheck::Incomplete ? subscription_fix : refused_identity);
+	           status == NodeCheck::Incomplete ? subscription_fix : refused_identity, refused_clone);
 	if (status != NodeCheck::Failing) // a pass that failed decided nothing: the calls owed one still wait
 		pass_node_changes = seen_node_changes;
 	pass_done(state);

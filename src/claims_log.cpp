@@ -38,10 +38,18 @@ const char *node_check_text(NodeCheck check) noexcept {
 	return "unknown";
 }
 
-void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity) {
+void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity, bool clone) {
 	if (now == was)
 		return;
-	if (now == NodeCheck::Refusing)
+	if (now == NodeCheck::Refusing && clone)
+		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s, which took it first: this server refuses IDs",
+		                         node, report),
+		                  errhint("The two share one identity, so a node of its own does not part them: stop one of "
+		                          "them for good, or make it a cluster of its own (initdb, its data restored from a "
+		                          "dump). Then release their claim here: SELECT snowflake_release_claim('%s') in "
+		                          "database \"%s\"; silence never lifts the refusal.",
+		                          identity, check_database)));
+	else if (now == NodeCheck::Refusing)
 		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s, which took it first: this server refuses IDs",
 		                         node, report),
 		                  identity[0] != '\0'

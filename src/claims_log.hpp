@@ -11,6 +11,9 @@ namespace snowflake {
 // server; a refusal's HINT names how to release the claim of identity, when there is one), its end, a
 // failure, nothing to claim with, a server it cannot see (for 'incomplete', identity is the HINT's
 // statements that let a subscription bring the claims, "" for Citus), and the check working (again).
-void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity);
+// A refusal over a clone (clone: the other server shares this one's identity) says that only stopping one
+// for good, or making it a cluster of its own, parts them.
+void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity,
+                bool clone = false);
 
 } // namespace snowflake
