@@ -32,6 +32,11 @@ EXTRA_CLEAN = build
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# The library is replaced by a rename, never removed first. A running server's sessions find it by name
+# ($libdir/snowflake) at their first call, and install(1) removes the old file before it writes the new
+# one: a call in that moment failed with 58P01 (the rollback suite saw one in 35,640 statements).
+INSTALL_SHLIB = $(SHELL) -c 'install -m 755 "$$0" "$$1.new" && mv -f "$$1.new" "$$1"'
+
 override CPPFLAGS := $(patsubst -I%,-isystem %,$(filter -I$(includedir)%,$(CPPFLAGS))) \
 	$(filter-out -I$(includedir)%,$(CPPFLAGS))
 
