@@ -66,7 +66,6 @@ fi
 install_version() {
   local t0
   t0=$(now)
-  mkdir -p "$CLIENTS"
   make -C "$([ "$1" = previous ] && echo "$CACHE/src" || echo "$ROOT")" -s install PG_CONFIG="$PG_CONFIG" DESTDIR="$TREE" >/dev/null
   [ "$1" != previous ] || echo "$t0 $(now)" >>"$CLIENTS/previous_installs"
 }
