@@ -157,6 +157,7 @@ check "$PREVIOUS refuses ALTER SYSTEM SET of the setting $CURRENT adds (42704)" 
 section "2. the install while the server runs"
 postmaster=$(head -1 "${SERVER_DIR[r]}/data/postmaster.pid")
 coproc SESSION { as_postgres "$PGB/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d app -XAtq 2>&1; }
+session_pid=$SESSION_PID # bash unsets SESSION_PID once it has reaped the session, which may be before the wait
 # Runs a statement in the session opened before the install; prints its one line of output.
 in_session() {
   local line
@@ -172,7 +173,7 @@ check "... the session opened before it still issues IDs" \
   [ "$(in_session "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000);")" = 1000 ]
 check "... and so does a session opened after it" [ "$(sql_in app "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)")" = 1000 ]
 echo '\q' >&"${SESSION[1]}"
-wait "$SESSION_PID" || true
+wait "$session_pid" || true
 early=$(SERVER_DATABASE=app psql_on r -v VERBOSITY=verbose -c "ALTER EXTENSION snowflake UPDATE" 2>&1 || true)
 echo "$early" | sed 's/^/update before the restart: /'
 check "the update before the restart refuses with 55000, naming the old library" \
