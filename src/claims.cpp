@@ -58,12 +58,6 @@ Self self_of(SharedState &state) {
 	return self;
 }
 
-// The text of column col of SPI row r ("" when NULL).
-const char *text_at(int r, int col) {
-	const char *value = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, col);
-	return value != nullptr ? value : "";
-}
-
 // Whether the extension in this database is still at 0.5.0 (the library was updated, the catalog not
 // yet): its snowflake_claim_node() takes a staleness bound where 0.6.0's takes renew.
 bool catalog_at_050 = false;
@@ -77,8 +71,8 @@ const char *extension_schema() {
 	                true, 1) != SPI_OK_SELECT ||
 	    SPI_processed == 0)
 		return nullptr;
-	catalog_at_050 = strcmp(text_at(0, 2), "0.5.0") == 0;
-	return pstrdup(text_at(0, 1));
+	catalog_at_050 = strcmp(spi_text(0, 2), "0.5.0") == 0;
+	return pstrdup(spi_text(0, 1));
 }
 
 // The claims' times as the worker reads them: Unix µs as numeric text, exact, and 'Infinity' for an
@@ -128,7 +122,7 @@ void check_every_claim() {
 	ClaimValues values;
 	for (uint64 r = 0; r < SPI_processed; ++r) {
 		const int i = static_cast<int>(r);
-		(void)believed(ClaimText{text_at(i, 1), text_at(i, 3), text_at(i, 4), text_at(i, 2), text_at(i, 5)}, values);
+		(void)believed(ClaimText{spi_text(i, 1), spi_text(i, 3), spi_text(i, 4), spi_text(i, 2), spi_text(i, 5)}, values);
 	}
 }
 
@@ -163,7 +157,7 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, bool ren
 		const int i = static_cast<int>(r);
 		if (SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3) == nullptr) { // could not be asked
 			char escaped[192];
-			escape_claim_text(text_at(i, 1), escaped, sizeof(escaped));
+			escape_claim_text(spi_text(i, 1), escaped, sizeof(escaped));
 			if (unasked[0] != '\0')
 				strlcat(unasked, "; ", sizeof(unasked));
 			strlcat(unasked, escaped, sizeof(unasked));
@@ -171,12 +165,12 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, bool ren
 		}
 		const char *heartbeat = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5);
 		ClaimValues claim;
-		if (found || !believed(ClaimText{text_at(i, 1), text_at(i, 3), text_at(i, 4), text_at(i, 2), heartbeat},
+		if (found || !believed(ClaimText{spi_text(i, 1), spi_text(i, 3), spi_text(i, 4), spi_text(i, 2), heartbeat},
 		                       claim))
 			continue;
-		strlcpy(rival.server, text_at(i, 1), sizeof(rival.server));
+		strlcpy(rival.server, spi_text(i, 1), sizeof(rival.server));
 		rival.started_us = claim.started_us;
-		strlcpy(rival.identity, text_at(i, 3), sizeof(rival.identity));
+		strlcpy(rival.identity, spi_text(i, 3), sizeof(rival.identity));
 		found = true;
 	}
 	return found;
@@ -194,8 +188,8 @@ int64_t own_claim_started_us(const Self &self, char (&heartbeat)[48]) {
 	heartbeat[0] = '\0';
 	if (SPI_execute_with_args(query, 2, types, values, nullptr, false, 1) != SPI_OK_SELECT || SPI_processed == 0)
 		return INT64_MAX;
-	strlcpy(heartbeat, text_at(0, 2), sizeof(heartbeat));
-	return parse_claim_number(text_at(0, 1), started) ? started : INT64_MAX;
+	strlcpy(heartbeat, spi_text(0, 2), sizeof(heartbeat));
+	return parse_claim_number(spi_text(0, 1), started) ? started : INT64_MAX;
 }
 
 // What tells a copy of this server from the server itself, kept across passes: the heartbeat this
@@ -225,11 +219,11 @@ bool copy_found(const Self &self, int32_t node, char (&copy)[192], char (&identi
 		elog(ERROR, "snowflake: the node check could not read its own claims");
 	for (uint64 r = 0; r < SPI_processed; ++r) {
 		const int i = static_cast<int>(r);
-		const int32_t timeline = static_cast<int32_t>(strtol(text_at(i, 1), nullptr, 10));
-		const char *heartbeat = text_at(i, 2);
-		const bool here = strtol(text_at(i, 4), nullptr, 10) == node;
+		const int32_t timeline = static_cast<int32_t>(strtol(spi_text(i, 1), nullptr, 10));
+		const char *heartbeat = spi_text(i, 2);
+		const bool here = strtol(spi_text(i, 4), nullptr, 10) == node;
 		char server[2 * kClaimServerMax];
-		escape_claim_text(text_at(i, 3), server, sizeof(server));
+		escape_claim_text(spi_text(i, 3), server, sizeof(server));
 		snprintf(identity, sizeof(identity), "%s:%d", self.system_identifier, timeline);
 		if (timeline > self.timeline) {
 			if (!here)
@@ -277,8 +271,8 @@ bool others_share(const Self &self, char (&report)[192]) {
 	if (SPI_execute_with_args(query, 1, types, values, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
 		return false;
 	char servers[160];
-	escape_claim_text(text_at(0, 2), servers, sizeof(servers));
-	snprintf(report, sizeof(report), "node %s: %s", text_at(0, 1), servers);
+	escape_claim_text(spi_text(0, 2), servers, sizeof(servers));
+	snprintf(report, sizeof(report), "node %s: %s", spi_text(0, 1), servers);
 	return true;
 }
 

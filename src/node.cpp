@@ -149,25 +149,21 @@ void publish_citus_group(SharedState &state, int64_t group, NodeProblem problem)
 }
 
 void read_citus_group(SharedState &state) {
-	auto citus_text = [](int col) {
-		const char *value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col);
-		return value != nullptr ? value : "";
-	};
 	if (SPI_execute("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL", true, 1) !=
 	        SPI_OK_SELECT ||
-	    strcmp(citus_text(1), "t") != 0) {
+	    strcmp(spi_text(0, 1), "t") != 0) {
 		publish_citus_group(state, -1, NodeProblem::CitusNotInstalled);
 		return;
 	}
 	if (SPI_execute("SELECT (SELECT groupid FROM pg_catalog.pg_dist_local_group), "
 	                "EXISTS (SELECT FROM pg_catalog.pg_dist_node)",
 	                true, 1) != SPI_OK_SELECT ||
-	    SPI_processed != 1 || *citus_text(1) == '\0') {
+	    SPI_processed != 1 || *spi_text(0, 1) == '\0') {
 		publish_citus_group(state, -1, NodeProblem::CitusUnreadable);
 		return;
 	}
-	const int64_t group = strtoll(citus_text(1), nullptr, 10);
-	const bool listed = strcmp(citus_text(2), "t") == 0;
+	const int64_t group = strtoll(spi_text(0, 1), nullptr, 10);
+	const bool listed = strcmp(spi_text(0, 2), "t") == 0;
 	publish_citus_group(state, group, group == 0 && !listed ? NodeProblem::CitusNotInCluster : NodeProblem::None);
 }
 

@@ -128,6 +128,12 @@ inline TimestampTz unix_ms_to_timestamptz(int64_t unix_ms) noexcept {
 	return unix_ms * 1000 - kPostgresEpochUnixUs;
 }
 
+// The text of column col of row r of the last SPI result ("" when NULL).
+inline const char *spi_text(int r, int col) {
+	const char *value = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, col);
+	return value != nullptr ? value : "";
+}
+
 // A background worker of this library: its name (also its type), its entry point, and how many seconds
 // after an exit the postmaster starts it again. It starts once recovery is over (a standby issues no
 // IDs, and claims no node) and may connect to a database.
