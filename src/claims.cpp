@@ -6,11 +6,11 @@
 
 #include "claim_rules.hpp"
 #include "claims_log.hpp"
+#include "copies.hpp"
 #include "node.hpp"
 #include "subscriptions.hpp"
 
 #include <algorithm>
-#include <unistd.h>
 
 namespace snowflake {
 namespace {
@@ -20,14 +20,6 @@ struct Rival {
 	char server[128];
 	int64_t started_us; // when it began issuing under the node, Unix µs
 	char identity[64];  // its system identifier and timeline
-};
-
-// This server: how people reach it, and what tells it apart from every other.
-struct Self {
-	char server[128];
-	char identity[64];
-	char system_identifier[24];
-	int32_t timeline;
 };
 
 // The moves of the node (`node_changes`) the last pass that reached a decision vouches for, and those
@@ -41,21 +33,6 @@ void pass_done(SharedState &state) {
 	pg_write_barrier();
 	pg_atomic_write_u32(&state.node_checked, pass_node_changes);
 	ConditionVariableBroadcast(&state.checked_cv);
-}
-
-// This server's name and identity.
-Self self_of(SharedState &state) {
-	Self self{};
-	char host[128];
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "localhost", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
-	snprintf(self.server, sizeof(self.server), "%s:%d", host, PostPortNumber);
-	snprintf(self.system_identifier, sizeof(self.system_identifier), "%llu",
-	         static_cast<unsigned long long>(state.system_identifier));
-	self.timeline = static_cast<int32_t>(GetWALInsertionTimeLine());
-	snprintf(self.identity, sizeof(self.identity), "%s:%d", self.system_identifier, self.timeline);
-	return self;
 }
 
 // Whether the extension in this database is still at 0.5.0 (the library was updated, the catalog not
@@ -75,9 +52,6 @@ const char *extension_schema() {
 	return pstrdup(spi_text(0, 1));
 }
 
-// The claims' times as the worker reads them: Unix µs as numeric text, exact, and 'Infinity' for an
-// infinite time (no cast that could fail on a forged value). Every operator is pg_catalog's, named.
-#define SNOWFLAKE_CLAIM_US(column) "(EXTRACT(epoch FROM " column ") OPERATOR(pg_catalog.*) 1000000)::pg_catalog.text"
 #define SNOWFLAKE_CLAIM_IDENTITY(c)                                                                                     \
 	"(" c ".system_identifier OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) " c ".timeline::pg_catalog.text)"
 
@@ -176,86 +150,6 @@ bool earliest_rival(const char *schema, const Self &self, int32_t node, bool ren
 	return found;
 }
 
-// This server's own claim as the table holds it now (a fresh snapshot, so the pass's own write is
-// seen): its start, Unix µs (INT64_MAX when unreadable), and its heartbeat's text into heartbeat.
-int64_t own_claim_started_us(const Self &self, char (&heartbeat)[48]) {
-	const char *query = "SELECT " SNOWFLAKE_CLAIM_US("started_at") ", " SNOWFLAKE_CLAIM_US("heartbeat") " FROM "
-	                    "snowflake_node_check.claims WHERE system_identifier OPERATOR(pg_catalog.=) $1 AND "
-	                    "timeline OPERATOR(pg_catalog.=) $2";
-	Oid types[2] = {TEXTOID, INT4OID};
-	Datum values[2] = {CStringGetTextDatum(self.system_identifier), Int32GetDatum(self.timeline)};
-	int64_t started = INT64_MAX;
-	heartbeat[0] = '\0';
-	if (SPI_execute_with_args(query, 2, types, values, nullptr, false, 1) != SPI_OK_SELECT || SPI_processed == 0)
-		return INT64_MAX;
-	strlcpy(heartbeat, spi_text(0, 2), sizeof(heartbeat));
-	return parse_claim_number(spi_text(0, 1), started) ? started : INT64_MAX;
-}
-
-// What tells a copy of this server from the server itself, kept across passes: the heartbeat this
-// server last wrote on its own claim, and the heartbeats first seen here on the claims of its cluster's
-// earlier timelines (its own past, until one is written again: then its original still runs).
-char own_heartbeat[48];
-char written_heartbeat[48]; // this pass's, made own_heartbeat once the pass commits
-struct PastClaim {
-	int32_t timeline;
-	char heartbeat[48];
-};
-PastClaim past_claims[8];
-int past_count = 0;
-
-// A copy of this server that issues IDs too, as this pass finds it, described into copy: a claim of its
-// cluster on a later timeline (a promoted copy of it, or it is the old primary), one of an earlier
-// timeline written since this server first saw it (its original still runs: it is the promoted copy),
-// or its own claim written by another server (a clone on its timeline), with that claim's identity
-// into identity. Only a claim on node counts: a copy on another node issues other IDs. False when
-// there is none.
-bool copy_found(const Self &self, int32_t node, char (&copy)[192], char (&identity)[64]) {
-	const char *query = "SELECT timeline, " SNOWFLAKE_CLAIM_US("heartbeat") ", server, node FROM "
-	                    "snowflake_node_check.claims WHERE system_identifier OPERATOR(pg_catalog.=) $1";
-	Oid types[1] = {TEXTOID};
-	Datum values[1] = {CStringGetTextDatum(self.system_identifier)};
-	if (SPI_execute_with_args(query, 1, types, values, nullptr, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "snowflake: the node check could not read its own claims");
-	for (uint64 r = 0; r < SPI_processed; ++r) {
-		const int i = static_cast<int>(r);
-		const int32_t timeline = static_cast<int32_t>(strtol(spi_text(i, 1), nullptr, 10));
-		const char *heartbeat = spi_text(i, 2);
-		const bool here = strtol(spi_text(i, 4), nullptr, 10) == node;
-		char server[2 * kClaimServerMax];
-		escape_claim_text(spi_text(i, 3), server, sizeof(server));
-		snprintf(identity, sizeof(identity), "%s:%d", self.system_identifier, timeline);
-		if (timeline > self.timeline) {
-			if (!here)
-				continue;
-			snprintf(copy, sizeof(copy), "%s (%s:%d), a promoted copy of this server", server, self.system_identifier,
-			         timeline);
-			return true;
-		}
-		if (timeline == self.timeline) {
-			if (here && own_heartbeat[0] != '\0' && strcmp(heartbeat, own_heartbeat) != 0) {
-				snprintf(copy, sizeof(copy), "%s (%s), a copy of this server on its timeline", server, self.identity);
-				return true;
-			}
-			continue;
-		}
-		PastClaim *past = std::find_if(past_claims, past_claims + past_count,
-		                               [timeline](const PastClaim &p) { return p.timeline == timeline; });
-		if (past == past_claims + past_count) {
-			if (past_count < static_cast<int>(lengthof(past_claims))) {
-				past->timeline = timeline;
-				strlcpy(past->heartbeat, heartbeat, sizeof(past->heartbeat));
-				++past_count;
-			}
-		} else if (here && strcmp(past->heartbeat, heartbeat) != 0) {
-			snprintf(copy, sizeof(copy), "%s (%s:%d), the original this server was promoted from, still running",
-			         server, self.system_identifier, timeline);
-			return true;
-		}
-	}
-	return false;
-}
-
 // Whether two other servers (of two clusters, under two names) claim one node in this database's
 // table, as an aggregator that subscribes to both holds them; the node and both, escaped, into report.
 bool others_share(const Self &self, char (&report)[192]) {
@@ -276,8 +170,8 @@ bool others_share(const Self &self, char (&report)[192]) {
 	return true;
 }
 
-// The identity of the server the last refusal names (for its HINT), "" when none, and whether it is this
-// server's own (a clone on its timeline).
+// The identity of the server the last refusal names (for its HINT), "" when none, and whether it is the
+// one this server left as a clone (the other copy holds it, or held it).
 char refused_identity[64];
 bool refused_clone = false;
 
@@ -311,7 +205,7 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 		refuse_node(state, -1);
 		return NodeCheck::Ok;
 	}
-	const Self self = self_of(state);
+	Self self = self_of(state);
 	LWLockAcquire(state.lock, LW_SHARED);
 	issued_now = state.generator.counters.issued;
 	LWLockRelease(state.lock);
@@ -319,17 +213,19 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 		issued_at_write = issued_now; // a start: the claim on record stands until IDs are issued or it changes
 	const bool refusing = static_cast<NodeCheck>(pg_atomic_read_u32(&state.check_status)) == NodeCheck::Refusing;
 	const bool refuse_policy = static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
-	// Before this pass writes: a claim of this server's identity written since its own last write.
+	// Before this pass writes: a copy of this server that issues too. A clone takes an identity of its own
+	// (copies.hpp), refusing until it has; it then claims the node as another server would.
 	refused_clone = false;
 	if (copy_found(self, node, report, refused_identity)) {
-		refused_clone = strcmp(refused_identity, self.identity) == 0;
 		refuse_node(state, refuse_policy ? node : -1);
-		return refuse_policy ? NodeCheck::Refusing : NodeCheck::Warning;
+		if (strcmp(refused_identity, self.identity) != 0)
+			return refuse_policy ? NodeCheck::Refusing : NodeCheck::Warning;
+		take_identity_of_own(state, self);
 	}
 	Rival rival{};
 	char unasked[192];
 	const bool found = earliest_rival(schema, self, node, issued_now > issued_at_write, rival, unasked);
-	const int64_t mine = own_claim_started_us(self, written_heartbeat);
+	const int64_t mine = own_claim_started_us(self);
 	if (!found) {
 		const bool share = unasked[0] == '\0' && others_share(self, report);
 		subscription_fix[0] = '\0';
@@ -350,6 +246,7 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	snprintf(report, sizeof(report), "%s (%s), since %s", rival.server, rival.identity,
 	         timestamptz_to_str(unix_ms_to_timestamptz(rival.started_us / 1000)));
 	strlcpy(refused_identity, rival.identity, sizeof(refused_identity));
+	refused_clone = strcmp(rival.identity, copy_of()) == 0;
 	const bool refuse = later && refuse_policy;
 	refuse_node(state, refuse ? node : -1);
 	return refuse ? NodeCheck::Refusing : NodeCheck::Warning;
@@ -375,7 +272,7 @@ void guarded_pass(SharedState &state) {
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		issued_at_write = std::max(issued_at_write, issued_now); // the claim written (if it was due) is durable
-		strlcpy(own_heartbeat, written_heartbeat, sizeof(own_heartbeat));
+		own_claim_committed();
 	}
 	PG_CATCH();
 	{

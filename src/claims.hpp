@@ -4,8 +4,9 @@
 //
 // - The claim: a row of snowflake_node_check.claims (src/sql/node_check.sql) in
 //   the database snowflake.database names: the node, the cluster's system
-//   identifier and the WAL timeline (together, the server: a promoted copy
-//   is on a new timeline), how people reach it (host name and port), since
+//   identifier (or the one a clone took, copies.hpp) and the WAL timeline
+//   (together, the server: a promoted copy is on a new timeline), how people
+//   reach it (host name and port), since
 //   when it issues under that node (its seniority: kept across restarts while
 //   the node stays the same, taken over from its own past on the node after a
 //   promotion or pg_upgrade, and set after every claim on the node it sees),
@@ -32,8 +33,10 @@
 //   'refuse', by refusing its node (node.hpp: the hot path is untouched); the
 //   one that claimed it first keeps issuing. A copy of a server refuses too:
 //   one that finds, on its node, its cluster's claim on a later timeline (a
-//   promoted copy of it), its original's claim written again, or its own claim
-//   written by another server (a clone). Both log a WARNING and report the
+//   promoted copy of it), or its original's claim written again. A clone (its
+//   own claim written by another server) takes an identity of its own and
+//   then claims the node after the claim the two shared (copies.hpp). Both
+//   log a WARNING and report the
 //   other server (snowflake_stats().node_conflict). A refusal ends on evidence
 //   only: a reload that moves this server's node, the other claim moved or
 //   released; silence (a partition, lag, a frozen server, a failing check, a

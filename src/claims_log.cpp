@@ -44,11 +44,13 @@ void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, 
 	if (now == NodeCheck::Refusing && clone)
 		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s, which took it first: this server refuses IDs",
 		                         node, report),
-		                  errhint("The two share one identity, so a node of its own does not part them: stop one of "
-		                          "them for good, or make it a cluster of its own (initdb, its data restored from a "
-		                          "dump). Then release their claim here: SELECT snowflake_release_claim('%s') in "
-		                          "database \"%s\"; silence never lifts the refusal.",
-		                          identity, check_database)));
+		                  errhint("This server is a clone of that one (a copy of its data directory) and has taken an "
+		                          "identity of its own: give it a node of its own and reload the configuration. If no "
+		                          "server holds %s any more (the other copy was stopped for good, or took an identity "
+		                          "of its own too), release it here: SELECT snowflake_release_claim('%s') in database "
+		                          "\"%s\". Either lifts the refusal within snowflake.node_check_interval; silence "
+		                          "never does.",
+		                          identity, identity, check_database)));
 	else if (now == NodeCheck::Refusing)
 		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s, which took it first: this server refuses IDs",
 		                         node, report),

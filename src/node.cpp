@@ -73,9 +73,7 @@ void host_name(char (&out)[256]) noexcept {
 	                errhint("Give this server a node of its own (snowflake.node, or snowflake.node_source) and reload "
 	                        "the configuration. If the other server is gone for good, release its claim instead: "
 	                        "SELECT snowflake_release_claim('...') in database \"%s\" here, with the identity in "
-	                        "parentheses above. Silence never lifts the refusal. A copy of this server with the same "
-	                        "identity (a clone) is parted only by stopping one for good, or by making it a cluster of "
-	                        "its own.",
+	                        "parentheses above. Silence never lifts the refusal.",
 	                        check_database)));
 	pg_unreachable();
 }
