@@ -328,11 +328,16 @@ int64_t owed_wait_us(SharedState &state, uint32 checked) noexcept {
 } // namespace
 
 int32_t node_to_step_under(SharedState &state, bool &check_owed) noexcept {
-	const uint32 checked = pg_atomic_read_u32(&state.node_checked);
-	pg_read_barrier();
-	const int32_t node = node_in_effect(state);
-	check_owed = owed_wait_us(state, checked) > 0;
-	return node;
+	for (;;) {
+		const uint32 checked = pg_atomic_read_u32(&state.node_checked);
+		pg_read_barrier();
+		const uint32 changes = pg_atomic_read_u32(&state.node_changes);
+		const int32_t node = node_in_effect(state);
+		check_owed = owed_wait_us(state, checked) > 0;
+		if (check_owed || node < 0 || (static_cast<uint32_t>(node) & kNodeHeld) == 0 || held_by_refusal(state, node))
+			return node;
+		clear_moves(state, changes); // held by moves no pass is owed for any more: let go, and read again
+	}
 }
 
 void await_node_check(SharedState &state) {

@@ -59,8 +59,10 @@
 //   off, or its worker could not connect (node_check_worker.hpp: its exit
 //   says so at once) or found no slot. A step reads the count under the
 //   generator's lock around the node word (node_to_step_under), so no ID is
-//   issued under a node before its pass; the fast path needs none of it, as
-//   it issues only under the node of the last ID.
+//   issued under a node before its pass. The fast path needs none of it: it
+//   issues only under the node of the last ID, and a move holds the node
+//   word until a step finds no pass owed (node.hpp), so a move back to the
+//   node of the last ID waits for its pass too.
 // - Being seen: each change of the status is logged once (log_change), and a
 //   status whose last pass is older than kStalePasses intervals and 10 s reads
 //   'stale' (node_check_as_read), so a stuck or gone worker never reads 'ok'.
@@ -90,7 +92,8 @@ NodeCheck node_check_as_read(NodeCheck check, int64_t check_at_us) noexcept;
 
 // The node word a step issues under (node_in_effect), read after the last pass's record, so that it is
 // at least as new as that pass's outcome; check_owed says whether the node check owes a pass under it,
-// which await_node_check waits for. Only atomic loads: a step calls it under the generator's lock.
+// which await_node_check waits for. When it owes none, it first clears the moves that hold the word
+// (node.hpp). Atomics only, no lock: a step calls it under the generator's lock.
 int32_t node_to_step_under(SharedState &state, bool &check_owed) noexcept;
 
 // Waits, cancellably and without the generator's lock, until the node check owes the node in effect no

@@ -23,18 +23,32 @@ ConfiguredNode unpack(uint64_t word, int64_t number) noexcept {
 	                      static_cast<NodeSourceKind>((word >> 40) & 0xff), number};
 }
 
-// Recomputes the node word from the configured node and the refused one (node.hpp): rereads them
-// after reading the word, and retries when another process changed the word meanwhile.
+// The node word the published facts give now (node.hpp): the configured node is read before the
+// counts of moves, which a move grows before it publishes its node.
+uint32 node_word_of_facts(SharedState &state) noexcept {
+	const ConfiguredNode configured = unpack(pg_atomic_read_u64(&state.configured_node), -1);
+	const int32_t refused = static_cast<int32_t>(pg_atomic_read_u32(&state.refused_node));
+	pg_read_barrier();
+	const bool moving = pg_atomic_read_u32(&state.node_changes) != pg_atomic_read_u32(&state.node_moves_cleared);
+	return configured.node < 0 ? static_cast<uint32>(-1)
+	                           : static_cast<uint32>(configured.node) |
+	                                 (configured.node == refused || moving ? kNodeHeld : 0);
+}
+
+// Recomputes the node word from the facts (node_word_of_facts) after reading it, and retries when
+// another process changed the word meanwhile; then checks the word against the facts read again, and
+// retries when they differ: a process whose facts were stale may have written the word after this
+// one's facts were stored, and whichever of the two checks last sees both.
 void update_node_in_effect(SharedState &state) noexcept {
 	for (;;) {
+		pg_memory_barrier(); // the fact the caller stored is read below
 		uint32 old = pg_atomic_read_u32(&state.node);
 		pg_memory_barrier();
-		const ConfiguredNode configured = unpack(pg_atomic_read_u64(&state.configured_node), -1);
-		const int32_t refused = static_cast<int32_t>(pg_atomic_read_u32(&state.refused_node));
-		const uint32 word = configured.node < 0 ? static_cast<uint32>(-1)
-		                                        : static_cast<uint32>(configured.node) |
-		                                              (configured.node == refused ? kNodeRefused : 0);
-		if (old == word || pg_atomic_compare_exchange_u32(&state.node, &old, word))
+		const uint32 word = node_word_of_facts(state);
+		if (old != word && !pg_atomic_compare_exchange_u32(&state.node, &old, word))
+			continue;
+		pg_memory_barrier();
+		if (node_word_of_facts(state) == pg_atomic_read_u32(&state.node))
 			return;
 	}
 }
@@ -170,8 +184,28 @@ void refuse_node(SharedState &state, int32_t node) noexcept {
 	update_node_in_effect(state);
 }
 
+bool held_by_refusal(SharedState &state, int32_t word) noexcept {
+	return word >= 0 && (static_cast<uint32_t>(word) & kNodeHeld) != 0 &&
+	       static_cast<int32_t>(static_cast<uint32_t>(word) & ~kNodeHeld) ==
+	           static_cast<int32_t>(pg_atomic_read_u32(&state.refused_node));
+}
+
+void clear_moves(SharedState &state, uint32 changes) noexcept {
+	uint32 old = pg_atomic_read_u32(&state.node_moves_cleared);
+	while (static_cast<int32>(changes - old) > 0 &&
+	       !pg_atomic_compare_exchange_u32(&state.node_moves_cleared, &old, changes)) {
+	}
+	update_node_in_effect(state);
+}
+
+int32_t node_for_readers(SharedState &state) noexcept {
+	const int32_t word = node_in_effect(state);
+	return word < 0 || held_by_refusal(state, word) ? word
+	                                                : static_cast<int32_t>(static_cast<uint32_t>(word) & ~kNodeHeld);
+}
+
 Readiness node_readiness(SharedState &state, int32_t word, const Policy &policy) noexcept {
-	if (word >= 0 && (static_cast<uint32_t>(word) & kNodeRefused) != 0)
+	if (word >= 0 && (static_cast<uint32_t>(word) & kNodeHeld) != 0)
 		return Readiness::NodeConflict;
 	if (word >= 0)
 		return word == policy.reserved_node ? Readiness::NodeReserved : Readiness::NodeOutOfRange;
@@ -200,8 +234,8 @@ Readiness node_readiness(SharedState &state, int32_t word, const Policy &policy)
 
 void raise_node_error(SharedState &state, int32_t word, const Policy &policy) {
 	const int max_node = policy.layout.max_node();
-	if (word >= 0 && (static_cast<uint32_t>(word) & kNodeRefused) != 0)
-		raise_node_conflict(state, static_cast<int32_t>(static_cast<uint32_t>(word) & ~kNodeRefused));
+	if (word >= 0 && (static_cast<uint32_t>(word) & kNodeHeld) != 0)
+		raise_node_conflict(state, static_cast<int32_t>(static_cast<uint32_t>(word) & ~kNodeHeld));
 	if (word >= 0 && word == policy.reserved_node)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("snowflake.node %d is reserved for backfilled IDs by snowflake.backfill_node", word),

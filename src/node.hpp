@@ -4,8 +4,9 @@
 // group id as the node check reads it (claims.hpp), and the one place that
 // publishes the node in effect to shared memory, with the refusal a node
 // conflict puts on it. The hot path reads only the word `node` (shmem.hpp):
-// a node it may use, or a value no layout has (-1, or a node with
-// kNodeRefused set), which sends the call to the slow path and its error.
+// a node it may use, or a value no layout has (-1, or a node with kNodeHeld
+// set), which sends the call to the slow path: its error, or, for a move,
+// the wait for the node check's pass under the new node.
 //
 // Publication, lock-free (the postmaster publishes, and takes no lock):
 // - `configured_node` packs what the source gave (node, problem, kind), and
@@ -16,8 +17,8 @@
 //   node check worker.
 // - `node` is recomputed from those by whoever changed one, with a
 //   compare-and-exchange loop that rereads them after reading `node`, so the
-//   last writer's view wins: the configured node, with kNodeRefused when it
-//   is the refused one.
+//   last writer's view wins: the configured node, with kNodeHeld when it is
+//   the refused one, or while a move is not yet cleared (below).
 // - `node_changes` counts the moves of the configured node to another node
 //   (one at creation: the start), and `node_changed_us` says when the last
 //   was. Whoever publishes such a move stores the time, then adds one (a full
@@ -28,6 +29,12 @@
 //   move it counts is in the node it reads next; with a move still being
 //   published, it vouches for none. The first calls under a new node wait for
 //   a pass of the node check under it (claims.hpp).
+// - `node_moves_cleared` is the count of moves up to which a step found no
+//   such pass owed any more (the pass ended, none follows, or the wait's
+//   bound passed); it only grows (compare-and-exchange), and the word is
+//   recomputed after it. Until then the word is held: the fast path, which
+//   issues only under the node of the last ID, never issues under a node the
+//   server moved back to (3, then 5, then 3 again) before the pass under it.
 #pragma once
 
 #include "node_source.hpp"
@@ -35,8 +42,9 @@
 
 namespace snowflake {
 
-// Set in the node word while a node conflict refuses the node (bit 30: above every layout's nodes).
-constexpr uint32_t kNodeRefused = uint32_t{1} << 30;
+// Set in the node word while a node conflict refuses the node, or a move of it is not yet cleared
+// (bit 30: above every layout's nodes).
+constexpr uint32_t kNodeHeld = uint32_t{1} << 30;
 
 // What the node source gave, as published.
 struct ConfiguredNode {
@@ -68,6 +76,17 @@ void read_citus_group(SharedState &state);
 
 // Refuses node (a node conflict found by the node check), or lifts the refusal (-1).
 void refuse_node(SharedState &state, int32_t node) noexcept;
+
+// Whether the node word is held by a conflict's refusal (not only by a move not yet cleared).
+bool held_by_refusal(SharedState &state, int32_t word) noexcept;
+
+// Clears the moves up to changes (a step found no pass of the node check owed for them), and
+// republishes the node word without their hold.
+void clear_moves(SharedState &state, uint32 changes) noexcept;
+
+// The node word as a reader reports it: held only by a refusal (a move not yet cleared is no reason
+// to call the node refused or out of range).
+int32_t node_for_readers(SharedState &state) noexcept;
 
 // What keeps a call from issuing under the node word (a step found it invalid): no node, and why;
 // a conflict; the node snowflake.backfill_node reserves.

@@ -67,6 +67,7 @@ void initialise(SharedState &state) {
 	pg_atomic_init_u32(&state.node_moves_done, 1);
 	pg_atomic_init_u64(&state.node_changed_us, static_cast<uint64>(monotonic_us()));
 	pg_atomic_init_u32(&state.node_checked, 0);
+	pg_atomic_init_u32(&state.node_moves_cleared, 1); // as node_changes: the start's node, once published, is a move held until a first step
 	ConditionVariableInit(&state.checked_cv);
 	pg_atomic_init_u32(&state.report_version, 0);
 	state.report[0] = '\0';

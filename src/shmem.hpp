@@ -35,7 +35,7 @@
 //   `lock` held and may be loaded without it.
 // - Atomics (pg_atomic_*), each a single word, loaded and stored whole with no
 //   lock: `node`, `configured_node`, `node_number`, `refused_node`,
-//   `node_changes`, `node_moves_done` and `node_changed_us` (node.hpp has the protocol that
+//   `node_changes`, `node_moves_done`, `node_moves_cleared` and `node_changed_us` (node.hpp has the protocol that
 //   publishes them),
 //   `clock_offset_ms` and `write_delay_ms` (stored by a test backend),
 //   `wal_logged_end` (stored by the writer of a reservation), the
@@ -210,6 +210,7 @@ struct SharedState {
 	pg_atomic_uint64 node_changed_us;  // atomic: when node_changes last grew, on the monotonic clock
 	pg_atomic_uint32 node_moves_done;  // atomic: 1 at creation, then one more once each counted move is published
 	pg_atomic_uint32 node_checked;     // atomic: the node_changes under which the node check's last pass ran
+	pg_atomic_uint32 node_moves_cleared; // atomic: the node_changes up to which no pass is owed (node.hpp)
 	ConditionVariable checked_cv;      // its own spinlock: broadcast after every pass of the node check
 	pg_atomic_uint32 report_version;   // atomic: the sequence lock over `report`, odd while it is rewritten
 	char report[192];                  // report_version: the other server on this node, or the check's error
@@ -241,7 +242,7 @@ inline SharedState &preloaded() {
 	return *shared_state;
 }
 
-// The node word the hot path reads: the node in effect, or -1 (none), or a node with kNodeRefused
+// The node word the hot path reads: the node in effect, or -1 (none), or a node with kNodeHeld
 // set (node.hpp).
 inline int32_t node_in_effect(SharedState &state) noexcept {
 	return static_cast<int32_t>(pg_atomic_read_u32(&state.node));

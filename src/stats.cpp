@@ -4,6 +4,7 @@
 #include "stats.hpp"
 
 #include "issuing.hpp"
+#include "node.hpp"
 #include "reservation.hpp"
 #include "restart.hpp"
 #include "state_file.hpp"
@@ -63,7 +64,7 @@ Stats read_stats() {
 	Stats snap{};
 	Policy policy = current_policy();
 	LWLockAcquire(state.lock, LW_SHARED);
-	snap.node = node_in_effect(state);
+	snap.node = node_for_readers(state);
 	snap.blocked = state.blocked;
 	snap.foreign_file = state.foreign_file != 0;
 	snap.recorded_epoch_ms = state.recorded_epoch_ms;

@@ -3,6 +3,7 @@
 // words pg_waldump and the server use for it.
 #include "wal.hpp"
 
+#include "node.hpp"
 #include "reservation.hpp"
 #include "state_file.hpp"
 
@@ -125,7 +126,7 @@ void log_reservation(SharedState &state, int64_t tick, uint32_t timeline) {
 	if (RecoveryInProgress())
 		return;
 	WalReservation record{state.system_identifier, epoch_ms, layout_setting.layout, tick, timeline,
-	                      node_in_effect(state)};
+	                      node_for_readers(state)};
 	XLogBeginInsert();
 	XLogRegisterData(reinterpret_cast<char *>(&record), sizeof(record));
 	const XLogRecPtr end = XLogInsert(kRmgrId, kReserve);

@@ -63,17 +63,11 @@ std::string first_call_after_a_reload_onto(pqxx::connection &conn, int node) {
 	                         "END IF; END LOOP; PERFORM snowflake_nextval(); END $$");
 }
 
-// A reload onto a node another server claimed first costs no ID (issue 34, item 6): the first call
-// under the new node waits for a pass of the node check under it, which the reload wakes at once, and
-// is refused. Before, calls issued until that pass ended (13 rows in 0.5 s in multimaster-pglogical);
-// 0.5.0 issued for a whole interval. The claims are locked until the call is seen waiting, so that
-// the pass cannot end first: a call that does not wait issues on node 5, and the test fails.
-TEST(NodeCheck, AReloadOntoATakenNodeCostsNoId) {
-	Checked c("check_reload_taken");
-	checking_rarely(c, {"'4242', 1, 5, 'peer:5432', now() - interval '1 day', now() - interval '1 hour'"});
+// Moves the server of conn to node by a reload, with the claims locked until that first call is seen
+// waiting (so that the pass under node cannot end first), and returns its SQLSTATE ("" when it issued);
+// waited says whether it was seen waiting.
+std::string first_call_while_the_pass_is_held(Checked &c, int node, bool &waited) {
 	pqxx::connection admin = c.server.connect();
-	EXPECT_EQ(text_of(c.server, "SELECT (snowflake_parse(snowflake_nextval())).node::text"), "3");
-	const long long issued = query_int(admin, "SELECT ids_issued FROM snowflake_stats()");
 	pqxx::connection holder = c.server.connect();
 	pqxx::work hold{holder};
 	hold.exec("LOCK TABLE snowflake_node_check.claims");
@@ -83,26 +77,63 @@ TEST(NodeCheck, AReloadOntoATakenNodeCostsNoId) {
 	std::string sqlstate = "none";
 	std::thread call([&] {
 		try {
-			sqlstate = first_call_after_a_reload_onto(calling, 5);
+			sqlstate = first_call_after_a_reload_onto(calling, node);
 		} catch (const std::exception &e) {
 			sqlstate = e.what();
 		}
 		done = true;
 	});
-	const bool waited = wait_until(
+	waited = wait_until(
 	    [&] {
 		    return done || query_int(admin, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid) +
 		                                        " AND wait_event_type = 'Extension'") == 1;
 	    },
-	    10s);
-	hold.commit(); // the pass under node 5 goes on
+	    10s) && !done;
+	hold.commit(); // the pass under node goes on
 	call.join();
+	return sqlstate;
+}
+
+// A reload onto a node another server claimed first costs no ID (issue 34, item 6): the first call
+// under the new node waits for a pass of the node check under it, which the reload wakes at once, and
+// is refused. Before, calls issued until that pass ended (13 rows in 0.5 s in multimaster-pglogical);
+// 0.5.0 issued for a whole interval. A call that does not wait issues on node 5, and the test fails.
+TEST(NodeCheck, AReloadOntoATakenNodeCostsNoId) {
+	Checked c("check_reload_taken");
+	checking_rarely(c, {"'4242', 1, 5, 'peer:5432', now() - interval '1 day', now() - interval '1 hour'"});
+	pqxx::connection admin = c.server.connect();
+	EXPECT_EQ(text_of(c.server, "SELECT (snowflake_parse(snowflake_nextval())).node::text"), "3");
+	const long long issued = query_int(admin, "SELECT ids_issued FROM snowflake_stats()");
+	bool waited = false;
+	EXPECT_EQ(first_call_while_the_pass_is_held(c, 5, waited), "SN001") << c.server.log();
 	EXPECT_TRUE(waited);
-	EXPECT_EQ(sqlstate, "SN001") << c.server.log();
 	EXPECT_EQ(query_int(admin, "SELECT ids_issued FROM snowflake_stats()"), issued) << "an ID was issued on node 5";
 	EXPECT_EQ(text_of(c.server, "SELECT node_check || ': ' || split_part(node_conflict, ',', 1) "
 	                            "FROM snowflake_node_status()"),
 	          "node conflict: refusing: peer:5432 (4242:1)");
+	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_nextval()"), "SN001");
+}
+
+// A reload back onto the node of the last ID waits for its pass too: the server issued on node 3, moved
+// to 5 without issuing there, and another server claimed 3 meanwhile. Before, the fast path, which
+// issues under the node of the last ID without a step, issued on node 3 at once, until the pass ended.
+TEST(NodeCheck, AReloadBackOntoTheNodeOfTheLastIdCostsNoIdEither) {
+	Checked c("check_reload_back");
+	checking_rarely(c, {});
+	pqxx::connection admin = c.server.connect();
+	EXPECT_EQ(text_of(c.server, "SELECT (snowflake_parse(snowflake_nextval())).node::text"), "3");
+	pqxx::nontransaction{admin}.exec("ALTER SYSTEM SET snowflake.node = 5");
+	exec(admin, {"SELECT pg_reload_conf()"});
+	const std::string own = "SELECT node::text FROM snowflake_node_check.claims c, pg_control_system() s "
+	                        "WHERE c.system_identifier = s.system_identifier::text";
+	ASSERT_TRUE(wait_until([&] { return text_of(c.server, own) == "5"; }, 20s)) << c.server.log(); // claimed 5
+	exec(admin, {"INSERT INTO snowflake_node_check.claims VALUES "
+	             "('4242', 1, 3, 'peer:5432', now() - interval '1 day', now() - interval '1 hour')"});
+	const long long issued = query_int(admin, "SELECT ids_issued FROM snowflake_stats()");
+	bool waited = false;
+	EXPECT_EQ(first_call_while_the_pass_is_held(c, 3, waited), "SN001") << c.server.log();
+	EXPECT_TRUE(waited);
+	EXPECT_EQ(query_int(admin, "SELECT ids_issued FROM snowflake_stats()"), issued) << "an ID was issued on node 3";
 	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_nextval()"), "SN001");
 }
 
