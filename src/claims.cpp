@@ -55,38 +55,6 @@ const char *extension_schema() {
 #define SNOWFLAKE_CLAIM_IDENTITY(c)                                                                                     \
 	"(" c ".system_identifier OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) " c ".timeline::pg_catalog.text)"
 
-// Fingerprints of the invalid claims reported so far (claim_rules.hpp), so that each is reported once.
-uint64_t reported[64];
-uint32_t reported_count = 0;
-
-// Whether claim keeps claim_rules.hpp's rules, with its values filled in; an invalid claim is reported,
-// escaped, the first time it is seen.
-bool believed(const ClaimText &claim, ClaimValues &values) {
-	char why[96];
-	if (check_claim(claim, layout_setting.layout.max_node(), unix_now_us(), values, why))
-		return true;
-	const uint64_t print = claim_fingerprint(claim, why);
-	const uint32_t known = std::min<uint32_t>(reported_count, lengthof(reported));
-	if (std::find(reported, reported + known, print) != reported + known)
-		return false;
-	reported[reported_count++ % lengthof(reported)] = print;
-	char server[2 * kClaimServerMax], identity[2 * kClaimIdentityMax], node[32], started[48], heartbeat[48];
-	escape_claim_text(claim.server, server, sizeof(server));
-	escape_claim_text(claim.identity, identity, sizeof(identity));
-	escape_claim_text(claim.node, node, sizeof(node));
-	escape_claim_text(claim.started_us, started, sizeof(started));
-	escape_claim_text(claim.heartbeat_us != nullptr ? claim.heartbeat_us : "(not seen here)", heartbeat,
-	                  sizeof(heartbeat));
-	ereport(WARNING, (errmsg("snowflake: the node check ignores an invalid claim: %s", why),
-	                  errdetail("The claim: server \"%s\", identity %s, node %s, started_at %s, heartbeat %s "
-	                            "(Unix microseconds).",
-	                            server, identity, node, started, heartbeat),
-	                  errhint("No server's node check writes such a claim: find who wrote it. Remove it with DELETE FROM "
-	                          "snowflake_node_check.claims WHERE system_identifier || ':' || timeline = '...'; "
-	                          "only the extension's owner can.")));
-	return false;
-}
-
 // Checks every claim in this database's table, whatever its node, so that an invalid one is reported.
 void check_every_claim() {
 	if (SPI_execute("SELECT c.server, " SNOWFLAKE_CLAIM_US("c.started_at") ", " SNOWFLAKE_CLAIM_IDENTITY("c") ", "
@@ -171,9 +139,10 @@ bool others_share(const Self &self, char (&report)[192]) {
 }
 
 // The identity of the server the last refusal names (for its HINT), "" when none, and whether it is the
-// one this server left as a clone (the other copy holds it, or held it).
+// one this server left as a clone (the other copy holds it, or held it), or the one it took, which
+// another server writes too.
 char refused_identity[64];
-bool refused_clone = false;
+Clone refused_clone = Clone::None;
 
 // The statements that let a subscription bring the claims, for the HINT of 'incomplete' ("" when none).
 char subscription_fix[1024];
@@ -215,11 +184,14 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	const bool refuse_policy = static_cast<NodeConflictPolicy>(node_conflict_setting) == NodeConflictPolicy::Refuse;
 	// Before this pass writes: a copy of this server that issues too. A clone takes an identity of its own
 	// (copies.hpp), refusing until it has; it then claims the node as another server would.
-	refused_clone = false;
+	refused_clone = Clone::None;
 	if (copy_found(self, node, report, refused_identity)) {
 		refuse_node(state, refuse_policy ? node : -1);
-		if (strcmp(refused_identity, self.identity) != 0)
+		const bool clone = strcmp(refused_identity, self.identity) == 0;
+		if (!clone || copy_of()[0] != '\0') { // a clone takes an identity once: then it is refused as any copy
+			refused_clone = clone ? Clone::Shared : Clone::None;
 			return refuse_policy ? NodeCheck::Refusing : NodeCheck::Warning;
+		}
 		take_identity_of_own(state, self);
 	}
 	Rival rival{};
@@ -246,7 +218,7 @@ NodeCheck one_pass(SharedState &state, char (&report)[192]) {
 	snprintf(report, sizeof(report), "%s (%s), since %s", rival.server, rival.identity,
 	         timestamptz_to_str(unix_ms_to_timestamptz(rival.started_us / 1000)));
 	strlcpy(refused_identity, rival.identity, sizeof(refused_identity));
-	refused_clone = strcmp(rival.identity, copy_of()) == 0;
+	refused_clone = strcmp(rival.identity, copy_of()) == 0 ? Clone::Left : Clone::None;
 	const bool refuse = later && refuse_policy;
 	refuse_node(state, refuse ? node : -1);
 	return refuse ? NodeCheck::Refusing : NodeCheck::Warning;

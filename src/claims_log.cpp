@@ -1,8 +1,10 @@
 // The node check's words: its status as snowflake_node_status() reports it
 // (node_check_text(), declared in claims.hpp), and its log lines
 // (claims_log.hpp): one at each change of its status, with the HINT that says
-// what to do about it.
+// what to do about it, and one for each invalid claim.
 #include "claims_log.hpp"
+
+#include <algorithm>
 
 namespace snowflake {
 
@@ -38,10 +40,19 @@ const char *node_check_text(NodeCheck check) noexcept {
 	return "unknown";
 }
 
-void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity, bool clone) {
+void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, const char *identity, Clone clone) {
 	if (now == was)
 		return;
-	if (now == NodeCheck::Refusing && clone)
+	if (now == NodeCheck::Refusing && clone == Clone::Shared)
+		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s: this server refuses IDs", node, report),
+		                  errdetail("Another server writes the identity this server took when it was found a clone: "
+		                            "another copy of its data directory runs, or a publisher wrote its claim."),
+		                  errhint("This server takes an identity of its own only once. Stop the other copy for "
+		                          "good, or make it a cluster of its own (initdb, its data restored from a dump); "
+		                          "then release their claim here: SELECT snowflake_release_claim('%s') in database "
+		                          "\"%s\". Silence never lifts the refusal.",
+		                          identity, check_database)));
+	else if (now == NodeCheck::Refusing && clone == Clone::Left)
 		ereport(WARNING, (errmsg("snowflake: node %d is claimed by %s, which took it first: this server refuses IDs",
 		                         node, report),
 		                  errhint("This server is a clone of that one (a copy of its data directory) and has taken an "
@@ -110,6 +121,40 @@ void log_change(NodeCheck was, NodeCheck now, const char *report, int32_t node, 
 		                 "the reservation renewer tries again every second.")));
 	else if (now == NodeCheck::Off)
 		ereport(LOG, (errmsg("snowflake: the node check is off (snowflake.node_check_interval = 0)")));
+}
+
+namespace {
+
+// Fingerprints of the invalid claims reported so far (claim_rules.hpp), so that each is reported once.
+uint64_t reported[64];
+uint32_t reported_count = 0;
+
+} // namespace
+
+bool believed(const ClaimText &claim, ClaimValues &values) {
+	char why[96];
+	if (check_claim(claim, layout_setting.layout.max_node(), unix_now_us(), values, why))
+		return true;
+	const uint64_t print = claim_fingerprint(claim, why);
+	const uint32_t known = std::min<uint32_t>(reported_count, lengthof(reported));
+	if (std::find(reported, reported + known, print) != reported + known)
+		return false;
+	reported[reported_count++ % lengthof(reported)] = print;
+	char server[2 * kClaimServerMax], identity[2 * kClaimIdentityMax], node[32], started[48], heartbeat[48];
+	escape_claim_text(claim.server, server, sizeof(server));
+	escape_claim_text(claim.identity, identity, sizeof(identity));
+	escape_claim_text(claim.node, node, sizeof(node));
+	escape_claim_text(claim.started_us, started, sizeof(started));
+	escape_claim_text(claim.heartbeat_us != nullptr ? claim.heartbeat_us : "(not seen here)", heartbeat,
+	                  sizeof(heartbeat));
+	ereport(WARNING, (errmsg("snowflake: the node check ignores an invalid claim: %s", why),
+	                  errdetail("The claim: server \"%s\", identity %s, node %s, started_at %s, heartbeat %s "
+	                            "(Unix microseconds).",
+	                            server, identity, node, started, heartbeat),
+	                  errhint("No server's node check writes such a claim: find who wrote it. Remove it with DELETE FROM "
+	                          "snowflake_node_check.claims WHERE system_identifier || ':' || timeline = '...'; "
+	                          "only the extension's owner can.")));
+	return false;
 }
 
 } // namespace snowflake

@@ -4,7 +4,7 @@
 // the reading of its cluster's claims that finds a copy.
 #include "copies.hpp"
 
-#include "claim_rules.hpp"
+#include "claims_log.hpp"
 
 #include <algorithm>
 #include <fcntl.h>
@@ -110,8 +110,9 @@ void own_claim_committed() noexcept {
 }
 
 bool copy_found(const Self &self, int32_t node, char (&copy)[192], char (&identity)[64]) {
-	const char *query = "SELECT timeline, " SNOWFLAKE_CLAIM_US("heartbeat") ", server, node FROM "
-	                    "snowflake_node_check.claims WHERE system_identifier OPERATOR(pg_catalog.=) $1";
+	const char *query = "SELECT timeline, " SNOWFLAKE_CLAIM_US("heartbeat") ", server, node::pg_catalog.text, "
+	                    SNOWFLAKE_CLAIM_US("started_at") " FROM snowflake_node_check.claims "
+	                    "WHERE system_identifier OPERATOR(pg_catalog.=) $1";
 	Oid types[1] = {TEXTOID};
 	Datum values[1] = {CStringGetTextDatum(self.system_identifier)};
 	if (SPI_execute_with_args(query, 1, types, values, nullptr, false, 0) != SPI_OK_SELECT)
@@ -120,10 +121,13 @@ bool copy_found(const Self &self, int32_t node, char (&copy)[192], char (&identi
 		const int i = static_cast<int>(r);
 		const int32_t timeline = static_cast<int32_t>(strtol(spi_text(i, 1), nullptr, 10));
 		const char *heartbeat = spi_text(i, 2);
-		const bool here = strtol(spi_text(i, 4), nullptr, 10) == node;
+		snprintf(identity, sizeof(identity), "%s:%d", self.system_identifier, timeline);
+		ClaimValues claim;
+		if (!believed(ClaimText{spi_text(i, 3), identity, spi_text(i, 4), spi_text(i, 5), heartbeat}, claim))
+			continue; // no server's check wrote it: it tells nothing of a copy
+		const bool here = claim.node == node;
 		char server[2 * kClaimServerMax];
 		escape_claim_text(spi_text(i, 3), server, sizeof(server));
-		snprintf(identity, sizeof(identity), "%s:%d", self.system_identifier, timeline);
 		if (timeline > self.timeline) {
 			if (!here)
 				continue;
@@ -131,8 +135,8 @@ bool copy_found(const Self &self, int32_t node, char (&copy)[192], char (&identi
 			         timeline);
 			return true;
 		}
-		if (timeline == self.timeline) {
-			if (here && own_heartbeat[0] != '\0' && strcmp(heartbeat, own_heartbeat) != 0) {
+		if (timeline == self.timeline) { // on any node: the two write one claim, each under its own node
+			if (own_heartbeat[0] != '\0' && strcmp(heartbeat, own_heartbeat) != 0) {
 				snprintf(copy, sizeof(copy), "%s (%s), a copy of this server on its timeline", server, self.identity);
 				return true;
 			}

@@ -8,10 +8,12 @@
 // system identifier below 2^32 (no initdb makes one: their high half is
 // initdb's time), kept in $PGDATA/snowflake.identity with the identity it
 // was a copy of. From then on it claims its node as another server would,
-// after the claim the two shared, which stays the other's. The file is
-// written once, durably (written aside, fsynced, renamed), read once a
-// process, and ignored (logged) when it belongs to another cluster or is
-// damaged; a standby or backup of the copy carries it along.
+// after the claim the two shared, which stays the other's. It takes one only
+// once: a server writing the identity it took (another copy, or a forged
+// claim) refuses it as any copy would. The file is written once, durably
+// (written aside, fsynced, renamed), read once a process, and ignored
+// (logged) when it belongs to another cluster or is damaged; a standby or
+// backup of the copy made after it carries it along.
 // Inside a pass, with SPI connected, as claims.cpp runs it.
 #pragma once
 
@@ -49,8 +51,9 @@ void own_claim_committed() noexcept;
 // cluster on a later timeline (a promoted copy of it, or it is the old primary), one of an earlier
 // timeline written since this server first saw it (its original still runs: it is the promoted copy),
 // or its own claim written by another server (a clone on its timeline), with that claim's identity
-// into identity. Only a claim on node counts: a copy on another node issues other IDs. False when
-// there is none.
+// into identity. For the first two only a claim on node counts (a copy on another node issues other
+// IDs); a clone's counts on any node, as the two write one claim. A claim that breaks claim_rules.hpp's
+// rules counts for nothing. False when there is none.
 bool copy_found(const Self &self, int32_t node, char (&copy)[192], char (&identity)[64]);
 
 // Gives this server, found a clone of the server self names, an identity of its own: durably on

@@ -90,11 +90,13 @@ $usage$;
 -- renews at every pass), and returns every claim on its node by another server, however old: a claim
 -- stands until its server moves it to another node or an operator releases it (snowflake_release_claim()).
 -- Claims of this server's own past are not another server's: an earlier timeline of its cluster (before a
--- promotion), and every claim of a cluster that wrote one under its name before this cluster was
--- created (pg_upgrade: its system identifier holds its initdb's time, on the same host's clock). Since when a server issues under a node is kept while the node stays the same, taken over
--- from its own past on that node, and otherwise set after every claim on the node it sees, so that a
--- server that claims a node after seeing another's claim on it is the later one whatever the two clocks
--- say. A Citus server that could not be asked is a row of its own, with NULL claimed_at and identity,
+-- promotion), and each claim of another cluster written under its name before this cluster was
+-- created (pg_upgrade: its system identifier holds its initdb's time, on the same host's clock); such a
+-- claim stands for itself only, so that a forged one cannot hide another server's. Since when a server
+-- issues under a node is kept while the node stays the same, taken over from its own past on that node,
+-- and otherwise set after every claim on the node it sees, so that a server that claims a node after
+-- seeing another's claim on it is the later one whatever the two clocks say; a claim more than an hour
+-- ahead of this server's clock, which no server's check believes, moves neither. A Citus server that could not be asked is a row of its own, with NULL claimed_at and identity,
 -- and the error in claimant. started, this server's start, is no longer read (0.5.0's library passes it).
 CREATE FUNCTION snowflake_claim_node(node integer, server text, system_identifier text, timeline integer,
                                      renew integer, started timestamptz)
@@ -117,8 +119,7 @@ BEGIN
     FROM snowflake_node_check.claims c
     WHERE c.node = snowflake_claim_node.node
       AND NOT (c.system_identifier = me.sid AND c.timeline <= me.tli)
-      AND c.system_identifier NOT IN (SELECT p.system_identifier FROM snowflake_node_check.claims p
-                                      WHERE p.server = me.name AND p.heartbeat < me.created);
+      AND NOT (c.server = me.name AND c.heartbeat < me.created AND c.system_identifier <> me.sid);
   IF to_regclass('pg_catalog.pg_dist_node') IS NOT NULL THEN
     EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_node)' INTO citus_cluster;
   END IF;
@@ -154,15 +155,14 @@ BEGIN
     IF since IS NULL THEN
       SELECT min(c.started_at) INTO since FROM snowflake_node_check.claims c
       WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
+        AND c.started_at <= now() + interval '1 hour'
         AND ((c.system_identifier = me.sid AND c.timeline < me.tli)
-             OR c.system_identifier IN (SELECT p.system_identifier FROM snowflake_node_check.claims p
-                                        WHERE p.server = me.name AND p.heartbeat < me.created
-                                          AND p.system_identifier <> me.sid));
+             OR (c.server = me.name AND c.heartbeat < me.created AND c.system_identifier <> me.sid));
     END IF;
     IF since IS NULL THEN
       SELECT greatest(now(), max(c.started_at) + interval '1 millisecond') INTO since FROM snowflake_node_check.claims c
       WHERE c.node = snowflake_claim_node.node AND NOT (c.system_identifier = me.sid AND c.timeline = me.tli)
-        AND c.started_at < 'infinity';
+        AND c.started_at <= now() + interval '1 hour';
     END IF;
     -- Written last, after the Citus probe, so that the transaction holds an xid only for the write. The
     -- claim is written whole, deleted and inserted again, never updated: logical replication skips

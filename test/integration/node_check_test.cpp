@@ -256,6 +256,38 @@ TEST(NodeCheck, IgnoresAndReportsClaimsNoServerCouldHaveWritten) {
 	EXPECT_EQ(text_of(c.server, "SELECT node_check FROM snowflake_node_status()"), "node conflict: refusing");
 }
 
+// Claims a publisher could send to move the check without breaking a rule the worker checks: one
+// under this server's name, older than its cluster, which its own past after a pg_upgrade would be,
+// under the system identifier of the server it refuses for; and one that began ten years ahead on its
+// node. The first hides only itself: the refusal stands (before, every claim of that system identifier
+// counted as this server's past, and it issued). The second is believed by no check and moves
+// nothing: this server's own claim on a node it joins is not dated after it.
+TEST(NodeCheck, ForgedClaimsNeitherHideAnotherNorMoveThisServersPlace) {
+	Checked c("check_forged_past");
+	pqxx::connection admin =
+	    with_claims(c, {"'4242', 1, 3, 'peer:5432', now() - interval '1 day', now() - interval '1 hour'",
+	                    "'4343', 1, 5, 'ahead:5432', now() + interval '10 years', now()"});
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_nextval()"), "SN001");
+	const std::string own = "FROM snowflake_node_check.claims c, pg_control_system() s "
+	                        "WHERE c.system_identifier = s.system_identifier::text";
+	const std::string name = text_of(c.server, "SELECT c.server " + own);
+	exec(admin, {"INSERT INTO snowflake_node_check.claims VALUES ('4242', 999, 7, '" + name +
+	             "', '2000-01-01', '2000-01-01')"});
+	ASSERT_TRUE(a_whole_pass(c.server)) << c.server.log();
+	EXPECT_EQ(text_of(c.server, "SELECT node_check FROM snowflake_node_status()"), "node conflict: refusing");
+	EXPECT_EQ(sqlstate_of(admin, "SELECT snowflake_nextval()"), "SN001") << "a forged past hid the other claim";
+	{
+		pqxx::nontransaction outside{admin}; // ALTER SYSTEM: no transaction block
+		outside.exec("ALTER SYSTEM SET snowflake.node = 5");
+	}
+	exec(admin, {"SELECT pg_reload_conf()"});
+	ASSERT_TRUE(wait_until([&] { return text_of(c.server, "SELECT c.node::text " + own) == "5"; }, 20s))
+	    << c.server.log();
+	EXPECT_EQ(text_of(c.server, "SELECT (c.started_at < now() + interval '1 hour')::text " + own), "true");
+	EXPECT_EQ(text_of(c.server, "SELECT (snowflake_parse(snowflake_nextval())).node::text"), "5");
+}
+
 // A claim on this server's node stands however old it is, whatever the other server's clock or
 // interval, until its server moves it or an operator releases it (issue 34, items 4 and 8). 0.5.0
 // ignored a claim whose heartbeat was three intervals and 10 s old by this server's clock: one from a

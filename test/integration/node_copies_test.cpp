@@ -261,6 +261,46 @@ TEST(NodeCopies, TwoClonesThatSeeEachOtherNeverBothIssue) {
 	EXPECT_EQ(text_of(other, "SELECT (snowflake_parse(snowflake_nextval())).node::text"), "3");
 }
 
+// A server takes an identity of its own once. Its claim written by another (here by hand, as another
+// copy or a publisher's forgery would) makes it take one and refuse as the later server; once the
+// claim it left is released it issues. Its new identity's claim written by another then makes it
+// refuse as any copy, with no second identity taken, until, as the HINT says, the other is stopped
+// (here: there is none) and their claim released.
+TEST(NodeCopies, AnIdentityIsTakenOnceThenACopyOfItIsRefused) {
+	Server s("copies_once", kLinkable);
+	start_publishing(s);
+	ASSERT_TRUE(a_whole_pass(s)) << s.log(); // its own write is known
+	const std::string sid = system_identifier(s);
+	pqxx::connection conn = s.connect();
+	const std::string another_writes = "UPDATE snowflake_node_check.claims SET heartbeat = heartbeat - "
+	                                   "interval '1 second' WHERE system_identifier = ";
+	exec(conn, {another_writes + "'" + sid + "'"});
+	ASSERT_TRUE(refuses(s)) << status_of(s) << s.log();
+	ASSERT_TRUE(s.wait_for_log("this server takes an identity of its own, ", 5s)) << s.log();
+	EXPECT_EQ(query_int(conn, "SELECT snowflake_release_claim('" + sid + ":1')"), 1);
+	ASSERT_TRUE(a_whole_pass(s)) << s.log();
+	EXPECT_EQ(status_of(s), "ok: ");
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "");
+	ASSERT_TRUE(a_whole_pass(s)) << s.log(); // its write under the identity it took is known
+	const std::string taken = text_of(s, "SELECT system_identifier FROM snowflake_node_check.claims");
+	exec(conn, {another_writes + "'" + taken + "'"});
+	ASSERT_TRUE(refuses(s)) << status_of(s) << s.log();
+	EXPECT_NE(status_of(s).find("(" + taken + ":1), a copy of this server on its timeline"), std::string::npos)
+	    << status_of(s);
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "SN001");
+	const std::string hint = "This server takes an identity of its own only once. Stop the other copy for good, or "
+	                         "make it a cluster of its own (initdb, its data restored from a dump); then release "
+	                         "their claim here: SELECT snowflake_release_claim('" + taken + ":1') in database "
+	                         "\"postgres\"";
+	ASSERT_NE(s.log().find(hint), std::string::npos) << s.log();
+	EXPECT_EQ(occurrences(s.log(), "this server takes an identity of its own"), 1) << s.log();
+	EXPECT_EQ(query_int(conn, "SELECT snowflake_release_claim('" + taken + ":1')"), 1);
+	ASSERT_TRUE(a_whole_pass(s)) << s.log();
+	EXPECT_EQ(status_of(s), "ok: ");
+	EXPECT_EQ(sqlstate_of(conn, "SELECT snowflake_nextval()"), "");
+	EXPECT_EQ(text_of(s, "SELECT system_identifier FROM snowflake_node_check.claims"), taken);
+}
+
 // An identity file the server cannot trust (damaged, or another cluster's, copied in by hand) is
 // reported and ignored: the server claims its node under its cluster's identity.
 TEST(NodeCopies, AnIdentityFileItCannotTrustIsReportedAndIgnored) {
