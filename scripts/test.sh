@@ -173,9 +173,11 @@ dist() {
 # no TCP port), each shard's output printed when both are done. GTEST_FILTER=... runs just those
 # tests, in one process.
 INTEGRATION_TIMING=SlowDisk.*:Waits.*:Transitions.*
-# Tests of the extension's own setting parsing and locking under many connections, through calls no
-# major changes: the host only, unless SNOWFLAKE_FULL_MATRIX is set (about 20 s a major).
-INTEGRATION_HOST=Layouts.NonsenseStopsTheServerFromStarting:Settings.OutOfRangeOrMalformedSettingsStopTheServerFromStarting:Blocks.*:Concurrency.*
+# Tests of the extension's own setting parsing and locking under many connections, and of the node
+# check's rules on intervals and a clone's identity file, through calls no major changes (the matrix
+# runs the clone test that makes the same ones): the host only, unless SNOWFLAKE_FULL_MATRIX is set
+# (about 50 s a major).
+INTEGRATION_HOST=Layouts.NonsenseStopsTheServerFromStarting:Settings.OutOfRangeOrMalformedSettingsStopTheServerFromStarting:Blocks.*:Concurrency.*:NodeCheckIntervals.*:NodeCopies.TwoClonesThatSeeEachOtherNeverBothIssue:NodeCopies.AnIdentityIsTakenOnceThenACopyOfItIsRefused:NodeCopies.AnIdentityFileItCannotTrustIsReportedAndIgnored
 integration() {
   postgres_dir integration
   make -C "$ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" BUILD="$BUILD" WERROR=1 "$BUILD/integration_tests" || return 1
