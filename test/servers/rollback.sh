@@ -21,7 +21,7 @@
 #      version restores there but for a grant on a function this version added, which pg_restore
 #      reports. The setting this version added stops it from starting, naming it.
 #   Throughout: 0 duplicates, every ID after each start above every earlier one, the clients' errors
-#   only the restarts' (57P01, 57P03, connection refused), and how long each step kept IDs from them.
+#   only the restarts' (57P01, 57P03, connection refused or reset), and how long each step kept IDs from them.
 # Usage, as root with the extension built: bash test/servers/rollback.sh (ports 26481, 26482).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -357,11 +357,12 @@ classify() {
     /57P01|terminating connection due to administrator command/ { print "57P01"; next }
     /57P03|the database system is (starting up|shutting down|not yet accepting connections)/ { print "57P03"; next }
     /Connection refused/ { print "connection refused"; next }
+    /Connection reset by peer/ { print "connection reset (a stop closed its listening socket)"; next }
     /server closed the connection unexpectedly/ { print "connection lost (the stop -m immediate)"; next }
     { print "other: " $0 }' | sort | uniq -c
 }
 classify | sed 's/^/client errors: /'
-check "the clients' only errors are the restarts' (57P01, 57P03, connection refused, lost at the stop -m immediate), and 58P01 only while $PREVIOUS's make install ran" \
+check "the clients' only errors are the restarts' (57P01, 57P03, connection refused or reset, lost at the stop -m immediate), and 58P01 only while $PREVIOUS's make install ran" \
   not eval 'classify | grep -q "other: "'
 check "... and no server process was lost to a signal" not grep -q "terminated by signal" "${SERVER_DIR[r]}/log"
 printf 'how long each step kept IDs from the clients (the longest gap between rows): %s\n' "$(printf '%s; ' "${STEPS[@]}")"
